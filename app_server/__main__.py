@@ -1,0 +1,3 @@
+from app_server.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,14 @@
+"""Method name → handler. Handlers are thin: typed params in, an owner called, a typed result out."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from app_server.handlers import servers
+
+Handler = Callable[[Any, Any], Awaitable[Any]]
+
+HANDLERS: dict[str, Handler] = {
+    **servers.ROUTES,
+}

@@ -1,0 +1,200 @@
+"""What a valid server config is: shape, names, header/URL/env policy, redaction, normalization.
+
+The one place deciding validity (SPEC §5): ``mcpServer/create``, ``update``, ``thread/start`` and
+the importers all call :func:`parse_server_config`, so an entry is never accepted half-valid.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import TypeAdapter, ValidationError
+
+from protocol.config import HttpServerConfig, McpServerConfig, StdioServerConfig
+from protocol.jsonrpc import AppError
+
+_CONFIG = TypeAdapter(McpServerConfig)
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HTTP_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_SENSITIVE_EXACT = frozenset({"authorization", "proxy-authorization", "cookie"})
+_SENSITIVE_PARTS = ("token", "secret", "key", "auth", "password", "session", "credential")
+RESERVED_HEADERS = frozenset(
+    {
+        "host",
+        "content-length",
+        "content-type",
+        "accept",
+        "connection",
+        "transfer-encoding",
+        "upgrade",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+    }
+)
+REDACTED = "***"
+
+
+def validation_errors(exc: ValidationError, prefix: tuple[str | int, ...] = ()) -> list[dict[str, str]]:
+    """Pydantic errors as ``{path, message}`` pairs (input values left out: they may be secrets)."""
+    return [
+        {"path": ".".join(str(p) for p in (*prefix, *err["loc"])), "message": err["msg"]}
+        for err in exc.errors(include_url=False, include_input=False)
+    ]
+
+
+def check_server_name(name: str) -> None:
+    if not _NAME.fullmatch(name) or "__" in name:
+        raise AppError(
+            "invalidServerName",
+            "server names are 1-24 characters of [A-Za-z0-9_-] and never contain '__'",
+            name=name[:64],
+        )
+
+
+def is_sensitive_header(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _SENSITIVE_EXACT or any(part in lowered for part in _SENSITIVE_PARTS)
+
+
+def _check_header_name(name: str) -> None:
+    if not _HTTP_TOKEN.fullmatch(name):
+        raise AppError("invalidHeader", "header name is not an HTTP token", header=name[:64])
+    if name.lower() in RESERVED_HEADERS:
+        raise AppError("reservedHeader", f"header {name} is reserved by the protocol", header=name)
+
+
+def _check_env_name(name: str, field: str) -> None:
+    if not _ENV_NAME.fullmatch(name):
+        raise AppError(
+            "invalidParams",
+            "not a valid environment variable name",
+            errors=[{"path": field, "message": "not a valid environment variable name"}],
+        )
+
+
+def is_loopback_host(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_url(url: str, *, field: str = "url") -> None:
+    """HTTPS only, or plain HTTP to loopback; no userinfo and no fragment."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        parts.port  # noqa: B018 - raises on an invalid port
+    except ValueError as exc:
+        raise AppError("insecureUrl", f"{field} is not a valid URL", field=field) from exc
+    if parts.scheme not in ("https", "http") or not host:
+        raise AppError("insecureUrl", f"{field} must be an https URL", field=field)
+    if parts.scheme == "http" and not is_loopback_host(host):
+        raise AppError("insecureUrl", f"{field} may use http only for loopback hosts", field=field)
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise AppError("insecureUrl", f"{field} must not carry userinfo", field=field)
+    if parts.fragment or "#" in url:
+        raise AppError("insecureUrl", f"{field} must not carry a fragment", field=field)
+
+
+def _check_http(config: HttpServerConfig) -> None:
+    check_url(config.url)
+    seen: set[str] = set()
+    for name, value in config.headers.items():
+        _check_header_name(name)
+        if any(ch in value for ch in "\r\n\0"):
+            raise AppError("invalidHeader", "header value contains CR, LF or NUL", header=name)
+        if is_sensitive_header(name):
+            raise AppError(
+                "inlineSecret",
+                f"header {name} looks secret: use envHeaders or bearerTokenEnvVar instead of a literal",
+                header=name,
+            )
+        seen.add(name.lower())
+    for name, variable in config.env_headers.items():
+        _check_header_name(name)
+        if name.lower() in seen:
+            raise AppError("invalidHeader", f"header {name} is set twice", header=name)
+        _check_env_name(variable, f"config.envHeaders.{name}")
+        seen.add(name.lower())
+    if config.bearer_token_env_var is not None:
+        _check_env_name(config.bearer_token_env_var, "config.bearerTokenEnvVar")
+        if "authorization" in seen:
+            raise AppError("invalidHeader", "Authorization is set twice", header="Authorization")
+    if config.oauth is not None:
+        if config.headers or config.env_headers or config.bearer_token_env_var:
+            raise AppError(
+                "oauthHeaderConflict", "oauth cannot be combined with headers, envHeaders or bearerTokenEnvVar"
+            )
+        if config.oauth.client_id is not None or config.oauth.resource is not None:
+            raise AppError("unsupported", "explicit oauth.clientId and oauth.resource are not supported")
+        for origin in config.oauth.allowed_origins or []:
+            check_url(origin, field="oauth.allowedOrigins")
+
+
+def _check_stdio(config: StdioServerConfig) -> None:
+    for index, variable in enumerate(config.env_vars):
+        _check_env_name(variable, f"config.envVars.{index}")
+    for variable in config.env:
+        _check_env_name(variable, f"config.env.{variable}")
+    if any("\0" in part for part in (config.command, *config.args)):
+        raise AppError("invalidParams", "command and args must not contain NUL")
+    if config.cwd is not None and not config.cwd.startswith("/"):
+        raise AppError(
+            "invalidParams", "cwd must be absolute", errors=[{"path": "config.cwd", "message": "must be absolute"}]
+        )
+
+
+def check_policy(config: McpServerConfig) -> None:
+    """Raise the typed policy error of SPEC §5 for the first rule the config breaks."""
+    if isinstance(config, HttpServerConfig):
+        _check_http(config)
+    else:
+        _check_stdio(config)
+
+
+def parse_server_config(name: str, raw: Any, *, path: tuple[str | int, ...] = ("config",)) -> McpServerConfig:
+    """Validate an untrusted config (wire, file or import) into a typed, policy-checked one."""
+    check_server_name(name)
+    try:
+        config = _CONFIG.validate_python(raw)
+    except ValidationError as exc:
+        raise AppError("invalidParams", "invalid server config", errors=validation_errors(exc, path)) from exc
+    check_policy(config)
+    return config
+
+
+def check_server(name: str, config: McpServerConfig) -> None:
+    """Name and policy checks for a config that already has the right shape (parsed from the wire)."""
+    check_server_name(name)
+    check_policy(config)
+
+
+def to_wire(config: McpServerConfig) -> dict[str, Any]:
+    """The canonical JSON form, as stored and compared."""
+    return _CONFIG.dump_python(config, mode="json")
+
+
+def normalized(config: McpServerConfig) -> dict[str, Any]:
+    """The form two configs are compared in: defaults filled, sync targets and description ignored."""
+    data = to_wire(config)
+    data.pop("apps", None)
+    data.pop("description", None)
+    return data
+
+
+def redacted(config: McpServerConfig) -> dict[str, Any]:
+    """The wire form with env and header values replaced by ``***``."""
+    data = to_wire(config)
+    for field in ("env", "headers"):
+        if data.get(field):
+            data[field] = dict.fromkeys(data[field], REDACTED)
+    return data

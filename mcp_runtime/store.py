@@ -1,0 +1,247 @@
+"""The app's server store, ``<dataDir>/mcps.json``: atomic, locked, revisioned, never half-written.
+
+Every mutation takes the file lock, re-reads the file if another writer changed it, applies the
+change and replaces the file atomically (temp file, fsync, rename). A file that does not parse is
+never overwritten: the store turns read-only and every operation reports ``storeCorrupted`` until
+the file is fixed (it is re-read whenever it changes on disk).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from mcp_runtime.config import parse_server_config, to_wire
+from mcp_runtime.limits import MAX_CONFIG_BYTES, MAX_SERVERS
+from protocol.config import AppName, AppTargets, McpServerConfig
+from protocol.jsonrpc import AppError
+
+STORE_VERSION = 1
+_META_KEYS = ("revision", "createdAt", "updatedAt", "source")
+_LOCK_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class StoredServer:
+    name: str
+    config: McpServerConfig
+    revision: int
+    source: str
+    created_at: str
+    updated_at: str
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _entry(server: StoredServer) -> dict[str, Any]:
+    return {
+        **to_wire(server.config),
+        "revision": server.revision,
+        "createdAt": server.created_at,
+        "updatedAt": server.updated_at,
+        "source": server.source,
+    }
+
+
+def _parse_entry(name: str, raw: Any) -> StoredServer:
+    if not isinstance(raw, dict):
+        raise ValueError(f"entry {name!r} is not an object")
+    body = {k: v for k, v in raw.items() if k not in _META_KEYS}
+    revision, source = raw.get("revision", 1), raw.get("source", "user")
+    created, updated = raw.get("createdAt", ""), raw.get("updatedAt", "")
+    if not isinstance(revision, int) or not all(isinstance(v, str) for v in (source, created, updated)):
+        raise ValueError(f"entry {name!r} has invalid metadata")
+    try:
+        config = parse_server_config(name, body)
+    except AppError as exc:
+        raise ValueError(f"entry {name!r}: {exc.reason}: {exc.message}") from exc
+    return StoredServer(name, config, revision, source, created or _now(), updated or created or _now())
+
+
+def encode(servers: Iterable[StoredServer]) -> bytes:
+    document = {"version": STORE_VERSION, "mcpServers": {s.name: _entry(s) for s in servers}}
+    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never a mix."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+class ConfigStore:
+    """The revisioned server store; operations are synchronous and short (one small file)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / "mcps.json"
+        self._lock = FileLock(str(data_dir / ".mcps.json.lock"), timeout=_LOCK_TIMEOUT_S)
+        self._stamp: tuple[int, int, int] | None = None
+        self._servers: dict[str, StoredServer] = {}
+        self._corruption: str | None = None
+        self._refresh()
+
+    @property
+    def corruption(self) -> str | None:
+        """Why the store is read-only, or None when it is healthy."""
+        self._refresh()
+        return self._corruption
+
+    def _refresh(self) -> None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self._stamp, self._servers, self._corruption = None, {}, None
+            return
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        if stamp == self._stamp:
+            return
+        self._stamp = stamp
+        try:
+            self._servers, self._corruption = self._load(st.st_size), None
+        except (OSError, ValueError) as exc:
+            self._servers, self._corruption = {}, str(exc)[:500]
+
+    def _load(self, size: int) -> dict[str, StoredServer]:
+        if size > MAX_CONFIG_BYTES:
+            raise ValueError(f"{self.path.name} is larger than {MAX_CONFIG_BYTES} bytes")
+        document = json.loads(self.path.read_bytes())
+        if not isinstance(document, dict) or document.get("version") != STORE_VERSION:
+            raise ValueError(f"{self.path.name} has an unknown version")
+        servers = document.get("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise ValueError("mcpServers is not an object")
+        return {name: _parse_entry(name, raw) for name, raw in servers.items()}
+
+    def _check_healthy(self) -> None:
+        if self._corruption is not None:
+            raise AppError(
+                "storeCorrupted",
+                f"{self.path} cannot be read; it is left untouched until fixed: {self._corruption}",
+                path=str(self.path),
+            )
+
+    def list(self) -> list[StoredServer]:
+        self._refresh()
+        self._check_healthy()
+        return sorted(self._servers.values(), key=lambda s: s.name)
+
+    def get(self, name: str) -> StoredServer | None:
+        self._refresh()
+        self._check_healthy()
+        return self._servers.get(name)
+
+    def require(self, name: str) -> StoredServer:
+        server = self.get(name)
+        if server is None:
+            raise AppError("unknownServer", f"no server named {name!r}", name=name)
+        return server
+
+    def _mutate(self, apply: Callable[[dict[str, StoredServer]], dict[str, StoredServer | None]]) -> None:
+        """Run ``apply`` on the current servers under the lock; it returns name → new record (None deletes)."""
+        try:
+            with self._lock:
+                self._refresh()
+                self._check_healthy()
+                servers = dict(self._servers)
+                for name, server in apply(servers).items():
+                    if server is None:
+                        servers.pop(name, None)
+                    else:
+                        servers[name] = server
+                if len(servers) > MAX_SERVERS:
+                    raise AppError("tooManyServers", f"at most {MAX_SERVERS} servers can be stored", limit=MAX_SERVERS)
+                data = encode(sorted(servers.values(), key=lambda s: s.name))
+                if len(data) > MAX_CONFIG_BYTES:
+                    raise AppError(
+                        "configTooLarge", f"the store would exceed {MAX_CONFIG_BYTES} bytes", limit=MAX_CONFIG_BYTES
+                    )
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(self.path, data)
+                self._servers, self._stamp = servers, None
+                self._refresh()
+        except Timeout as exc:
+            raise AppError("serverBusy", "the server store is locked by another writer; retry") from exc
+
+    def create(self, name: str, config: McpServerConfig, source: str = "user") -> StoredServer:
+        return self.create_many({name: config}, source)[0]
+
+    def create_many(self, configs: dict[str, McpServerConfig], source: str) -> list[StoredServer]:
+        """Create every server or none."""
+        now = _now()
+        created = {name: StoredServer(name, config, 1, source, now, now) for name, config in configs.items()}
+
+        def apply(servers: dict[str, StoredServer]) -> dict[str, StoredServer | None]:
+            for name in created:
+                if name in servers:
+                    raise AppError("serverExists", f"a server named {name!r} already exists", name=name)
+            return dict(created)
+
+        self._mutate(apply)
+        return list(created.values())
+
+    def _replace(
+        self, name: str, change: Callable[[StoredServer], McpServerConfig], expected: int | None
+    ) -> StoredServer:
+        result: list[StoredServer] = []
+
+        def apply(servers: dict[str, StoredServer]) -> dict[str, StoredServer | None]:
+            current = servers.get(name)
+            if current is None:
+                raise AppError("unknownServer", f"no server named {name!r}", name=name)
+            if expected is not None and expected != current.revision:
+                raise AppError(
+                    "revisionMismatch",
+                    f"server {name!r} is at revision {current.revision}, not {expected}",
+                    name=name,
+                    revision=current.revision,
+                )
+            result.append(replace(current, config=change(current), revision=current.revision + 1, updated_at=_now()))
+            return {name: result[0]}
+
+        self._mutate(apply)
+        return result[0]
+
+    def update(self, name: str, config: McpServerConfig, expected_revision: int | None = None) -> StoredServer:
+        return self._replace(name, lambda _: config, expected_revision)
+
+    def set_enabled(self, name: str, enabled: bool, app: AppName | None = None) -> StoredServer:
+        def change(current: StoredServer) -> McpServerConfig:
+            if app is None:
+                return current.config.model_copy(update={"enabled": enabled})
+            targets = current.config.apps or AppTargets()
+            field = "claude_desktop" if app == "claudeDesktop" else app
+            return current.config.model_copy(update={"apps": targets.model_copy(update={field: enabled})})
+
+        return self._replace(name, change, None)
+
+    def delete(self, name: str) -> None:
+        def apply(servers: dict[str, StoredServer]) -> dict[str, StoredServer | None]:
+            if name not in servers:
+                raise AppError("unknownServer", f"no server named {name!r}", name=name)
+            return {name: None}
+
+        self._mutate(apply)

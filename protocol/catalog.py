@@ -1,0 +1,95 @@
+"""The single map from method name to its models; the only authority on what is dispatchable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from protocol import elicitation, lifecycle, prompt, resource, server, thread, tool
+from protocol.base import Empty
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    params: type[BaseModel]
+    result: type[BaseModel]
+
+
+METHODS: dict[str, MethodSpec] = {
+    "initialize": MethodSpec(lifecycle.InitializeParams, lifecycle.InitializeResult),
+    "mcpServer/list": MethodSpec(server.ServerListParams, server.ServerListResult),
+    "mcpServerStatus/list": MethodSpec(server.ServerStatusListParams, server.ServerStatusListResult),
+    "mcpServer/create": MethodSpec(server.ServerCreateParams, server.ServerResult),
+    "mcpServer/update": MethodSpec(server.ServerUpdateParams, server.ServerResult),
+    "mcpServer/delete": MethodSpec(server.ServerNameParams, Empty),
+    "mcpServer/enabled/set": MethodSpec(server.ServerEnabledSetParams, server.ServerResult),
+    "mcpServer/importFromApp": MethodSpec(server.ImportFromAppParams, server.ImportFromAppResult),
+    "mcpServer/syncAllToLive": MethodSpec(server.SyncAllToLiveParams, server.SyncAllToLiveResult),
+    "mcpServer/oauth/login": MethodSpec(server.OAuthLoginParams, server.OAuthLoginResult),
+    "mcpServer/start": MethodSpec(server.ServerNameParams, server.ServerStartResult),
+    "mcpServer/stop": MethodSpec(server.ServerNameParams, Empty),
+    "mcpServer/resource/read": MethodSpec(resource.ResourceReadParams, resource.ResourceReadResult),
+    "mcpServer/tool/call": MethodSpec(tool.ToolCallParams, tool.ToolCallResult),
+    "mcpTool/list": MethodSpec(tool.ToolListParams, tool.ToolListResult),
+    "mcpTool/listForContext": MethodSpec(tool.ToolListForContextParams, tool.ToolListForContextResult),
+    "mcpTool/search": MethodSpec(tool.ToolSearchParams, tool.ToolSearchResult),
+    "mcpPrompt/list": MethodSpec(prompt.PromptListParams, prompt.PromptListResult),
+    "mcpPrompt/get": MethodSpec(prompt.PromptGetParams, prompt.PromptGetResult),
+    "mcpResource/list": MethodSpec(resource.ResourceListParams, resource.ResourceListResult),
+    "mcpResource/subscribe": MethodSpec(resource.ResourceSubscribeParams, Empty),
+    "mcpResource/unsubscribe": MethodSpec(resource.ResourceSubscribeParams, Empty),
+    "thread/start": MethodSpec(thread.ThreadStartParams, thread.ThreadResult),
+    "thread/list": MethodSpec(thread.ThreadListParams, thread.ThreadListResult),
+    "thread/read": MethodSpec(thread.ThreadIdParams, thread.ThreadReadResult),
+    "thread/archive": MethodSpec(thread.ThreadIdParams, thread.ThreadResult),
+}
+
+NOTIFICATIONS: dict[str, type[BaseModel]] = {
+    "mcpServer/startupStatus/updated": server.StartupStatusUpdated,
+    "mcpServer/oauthLogin/completed": server.OAuthLoginCompleted,
+    "mcpServer/tool/progress": tool.ToolProgress,
+    "serverRequest/resolved": elicitation.ServerRequestResolved,
+    "mcp:tools_updated": tool.ToolsUpdated,
+    "mcp:resources_updated": resource.ResourcesUpdated,
+    "mcp:resource_updated": resource.ResourceUpdated,
+}
+
+SERVER_REQUESTS: dict[str, MethodSpec] = {
+    "mcpServer/elicitation/request": MethodSpec(elicitation.ElicitationRequest, elicitation.ElicitationResponse),
+}
+
+CLIENT_NOTIFICATIONS: dict[str, type[BaseModel]] = {
+    "initialized": Empty,
+    "$/cancelRequest": lifecycle.CancelRequestParams,
+}
+
+# Dead names: answered with -32601 reason "retired" and never dispatched, typed or given a schema.
+RETIRED: dict[str, str | None] = {
+    "mcpTool/call": "mcpServer/tool/call",
+    "mcpTool/callWithCaller": "mcpServer/tool/call",
+    "mcpResource/read": "mcpServer/resource/read",
+    "get_mcp_servers": "mcpServer/list",
+    "mcp_list_servers_with_status": "mcpServerStatus/list",
+    "mcp_list_tools": "mcpTool/list",
+    "mcp_list_tools_for_context": "mcpTool/listForContext",
+    "mcp_search_tools": "mcpTool/search",
+    "mcp_list_prompts": "mcpPrompt/list",
+    "mcp_list_resources": "mcpResource/list",
+    "mcp_call_tool": "mcpServer/tool/call",
+    "mcp_call_tool_with_caller": "mcpServer/tool/call",
+    "mcp_get_prompt": "mcpPrompt/get",
+    "mcp_read_resource": "mcpServer/resource/read",
+    "mcp_start_server": "mcpServer/start",
+    "mcp_stop_server": "mcpServer/stop",
+    "add_mcp_server": "mcpServer/create",
+    "update_mcp_server": "mcpServer/update",
+    "delete_mcp_server": "mcpServer/delete",
+    "toggle_mcp_server": "mcpServer/enabled/set",
+    "import_mcp_from_app": "mcpServer/importFromApp",
+    "sync_all_mcp_to_live": "mcpServer/syncAllToLive",
+}
+
+RETIRED_EVENTS: frozenset[str] = frozenset(
+    {"mcp:server_started", "mcp:server_stopped", "mcp:server_error", "mcp:oauth_completed"}
+)

@@ -1,0 +1,87 @@
+"""``McpServerConfig``: one shape on the wire and in ``mcps.json`` (SPEC §5).
+
+The model checks shape and ranges only; policy (headers, URLs, names) lives in
+``mcp_runtime.config`` so that there is one place deciding what a valid server is.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, Tag
+
+from protocol.base import WireModel
+
+ToolLoading = Literal["eager", "deferred", "auto"]
+ProtocolMode = Literal["auto", "2026-07-28", "2025-11-25"]
+AppName = Literal["claude", "claudeDesktop", "codex", "gemini", "cursor", "vscode"]
+APP_NAMES: tuple[AppName, ...] = ("claude", "claudeDesktop", "codex", "gemini", "cursor", "vscode")
+
+
+class AppTargets(WireModel):
+    """Which external apps ``mcpServer/syncAllToLive`` writes this server into."""
+
+    claude: bool | None = None
+    claude_desktop: bool | None = None
+    codex: bool | None = None
+    gemini: bool | None = None
+    cursor: bool | None = None
+    vscode: bool | None = None
+
+
+class OAuthSettings(WireModel):
+    """OAuth options; ``clientId``/``resource`` are accepted in shape only to be refused as unsupported."""
+
+    scopes: list[str] | None = None
+    allowed_origins: list[str] | None = None
+    client_id: str | None = None
+    resource: str | None = None
+
+
+class CommonConfig(WireModel):
+    """Fields shared by both transports."""
+
+    enabled: bool = True
+    description: str | None = Field(default=None, max_length=4096)
+    startup_timeout_ms: int = Field(default=30_000, ge=1, le=600_000)
+    tool_timeout_ms: int = Field(default=30_000, ge=1, le=300_000)
+    enabled_tools: list[str] | None = None
+    disabled_tools: list[str] | None = None
+    tool_loading: ToolLoading = "auto"
+    always_visible_tools: list[str] | None = None
+    protocol: ProtocolMode = "auto"
+    apps: AppTargets | None = None
+
+
+class StdioServerConfig(CommonConfig):
+    """A server spawned as a child process speaking MCP on its stdio."""
+
+    type: Literal["stdio"] = "stdio"
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    env_vars: list[str] = Field(default_factory=list)
+    cwd: str | None = None
+
+
+class HttpServerConfig(CommonConfig):
+    """A Streamable HTTP server."""
+
+    type: Literal["http"]
+    url: str = Field(min_length=1)
+    headers: dict[str, str] = Field(default_factory=dict)
+    env_headers: dict[str, str] = Field(default_factory=dict)
+    bearer_token_env_var: str | None = None
+    oauth: OAuthSettings | None = None
+
+
+def _config_type(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("type", "stdio"))
+    return str(getattr(value, "type", "stdio"))
+
+
+McpServerConfig = Annotated[
+    Annotated[StdioServerConfig, Tag("stdio")] | Annotated[HttpServerConfig, Tag("http")],
+    Discriminator(_config_type),
+]

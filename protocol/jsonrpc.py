@@ -1,0 +1,117 @@
+"""JSON-RPC envelopes, error codes and the typed error every layer raises."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+JSONRPC_VERSION = "2.0"
+RequestId = str | int
+
+
+class ErrorCode(IntEnum):
+    """The codes of SPEC §1; clients branch on ``data.reason``, never on the message."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL = -32603
+    OVERLOADED = -32001
+    NOT_INITIALIZED = -32002
+    CANCELLED = -32800
+    NOT_FOUND = -32010
+    CONFLICT = -32011
+    POLICY = -32012
+    LIMIT = -32013
+    SERVER_FAILURE = -32014
+    TIMEOUT = -32015
+    AUTH = -32016
+
+
+REASON_CODES: dict[str, ErrorCode] = {
+    "parseError": ErrorCode.PARSE_ERROR,
+    "invalidRequest": ErrorCode.INVALID_REQUEST,
+    "messageTooLarge": ErrorCode.INVALID_REQUEST,
+    "alreadyInitialized": ErrorCode.INVALID_REQUEST,
+    "methodNotFound": ErrorCode.METHOD_NOT_FOUND,
+    "retired": ErrorCode.METHOD_NOT_FOUND,
+    "invalidParams": ErrorCode.INVALID_PARAMS,
+    "threadRequired": ErrorCode.INVALID_PARAMS,
+    "invalidArguments": ErrorCode.INVALID_PARAMS,
+    "invalidServerName": ErrorCode.INVALID_PARAMS,
+    "invalidToolName": ErrorCode.INVALID_PARAMS,
+    "internal": ErrorCode.INTERNAL,
+    "notImplemented": ErrorCode.INTERNAL,
+    "overloaded": ErrorCode.OVERLOADED,
+    "notInitialized": ErrorCode.NOT_INITIALIZED,
+    "cancelled": ErrorCode.CANCELLED,
+    "unknownThread": ErrorCode.NOT_FOUND,
+    "unknownServer": ErrorCode.NOT_FOUND,
+    "unknownTool": ErrorCode.NOT_FOUND,
+    "unknownPrompt": ErrorCode.NOT_FOUND,
+    "unknownResource": ErrorCode.NOT_FOUND,
+    "unknownLogin": ErrorCode.NOT_FOUND,
+    "threadArchived": ErrorCode.NOT_FOUND,
+    "serverExists": ErrorCode.CONFLICT,
+    "conflictingServerConfig": ErrorCode.CONFLICT,
+    "revisionMismatch": ErrorCode.CONFLICT,
+    "serverBusy": ErrorCode.CONFLICT,
+    "inlineSecret": ErrorCode.POLICY,
+    "invalidHeader": ErrorCode.POLICY,
+    "reservedHeader": ErrorCode.POLICY,
+    "missingEnvVar": ErrorCode.POLICY,
+    "insecureUrl": ErrorCode.POLICY,
+    "redirectRejected": ErrorCode.POLICY,
+    "oauthHeaderConflict": ErrorCode.POLICY,
+    "unsupported": ErrorCode.POLICY,
+    "toolNotAllowed": ErrorCode.POLICY,
+    "noThreadOwner": ErrorCode.POLICY,
+    "storeCorrupted": ErrorCode.POLICY,
+    "tooManyServers": ErrorCode.LIMIT,
+    "tooManyTools": ErrorCode.LIMIT,
+    "catalogTooLarge": ErrorCode.LIMIT,
+    "configTooLarge": ErrorCode.LIMIT,
+    "responseTooLarge": ErrorCode.LIMIT,
+    "tooManyPages": ErrorCode.LIMIT,
+    "notRunning": ErrorCode.SERVER_FAILURE,
+    "startupFailed": ErrorCode.SERVER_FAILURE,
+    "connectionLost": ErrorCode.SERVER_FAILURE,
+    "upstreamError": ErrorCode.SERVER_FAILURE,
+    "invalidOutput": ErrorCode.SERVER_FAILURE,
+    "timeout": ErrorCode.TIMEOUT,
+    "authRequired": ErrorCode.AUTH,
+    "reauthenticationRequired": ErrorCode.AUTH,
+    "insufficientScope": ErrorCode.AUTH,
+    "oauthFailed": ErrorCode.AUTH,
+}
+
+
+class AppError(Exception):
+    """A failure with a typed reason; its code comes from the reason so the two never disagree."""
+
+    def __init__(self, reason: str, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.details = details
+
+    @property
+    def code(self) -> int:
+        return int(REASON_CODES.get(self.reason, ErrorCode.INTERNAL))
+
+    def to_error(self) -> dict[str, Any]:
+        """The JSON-RPC ``error`` member."""
+        return {"code": self.code, "message": self.message, "data": {"reason": self.reason, **self.details}}
+
+
+class ErrorObject(BaseModel):
+    """The ``error`` member of a JSON-RPC error response."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    code: int
+    message: str
+    data: dict[str, Any]

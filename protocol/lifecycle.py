@@ -1,0 +1,40 @@
+"""``initialize``/``initialized`` and ``$/cancelRequest``."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from protocol.base import WireModel
+
+
+class ClientInfo(WireModel):
+    name: str = Field(min_length=1)
+    version: str
+    title: str | None = None
+
+
+class ClientCapabilities(WireModel):
+    opt_out_notification_methods: list[str] | None = None
+
+
+class InitializeParams(WireModel):
+    client_info: ClientInfo
+    capabilities: ClientCapabilities | None = None
+
+
+class ServerInfo(WireModel):
+    name: str
+    version: str
+
+
+class InitializeResult(WireModel):
+    server_info: ServerInfo
+    protocol_version: str
+    user_agent: str
+    data_dir: str
+    methods: list[str]
+    notifications: list[str]
+
+
+class CancelRequestParams(WireModel):
+    id: str | int

@@ -1,0 +1,69 @@
+"""The ``thread/*`` namespace and the per-thread read model (diagnostics facts)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from protocol.base import PageParams, WireModel
+from protocol.config import McpServerConfig
+
+
+class Thread(WireModel):
+    id: str
+    name: str
+    cwd: str
+    created_at: str
+    status: Literal["active", "archived"]
+    servers: list[str]
+
+
+class ThreadStartParams(WireModel):
+    cwd: str | None = None
+    name: str | None = Field(default=None, max_length=256)
+    mcp_servers: dict[str, McpServerConfig] | None = None
+    strict_mcp_config: bool = False
+    servers: list[str] | None = None
+    allowed_tools: list[str] | None = None
+    disabled_tools: list[str] | None = None
+
+
+class ThreadResult(WireModel):
+    thread: Thread
+
+
+class ThreadListParams(PageParams):
+    pass
+
+
+class ThreadListResult(WireModel):
+    data: list[Thread]
+    next_cursor: str | None = None
+
+
+class ThreadIdParams(WireModel):
+    thread_id: str | None = None
+
+
+class ContentRef(WireModel):
+    index: int
+    bytes: int
+    sha256: str
+
+
+class ResourceReadFact(WireModel):
+    """What a thread-scoped resource read leaves behind: digests and refs, never the body."""
+
+    kind: Literal["mcpResourceRead"] = "mcpResourceRead"
+    server: str
+    uri_digest: str
+    uri_preview: str
+    mime_types: list[str]
+    content_refs: list[ContentRef]
+    at: str
+
+
+class ThreadReadResult(WireModel):
+    thread: Thread
+    facts: list[ResourceReadFact]
