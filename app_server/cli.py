@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import signal
 import stat
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
-import structlog
+from anyio.abc import TaskStatus
 
-log = structlog.get_logger("app_server")
+from app_server.logs import get_logger
+
+if TYPE_CHECKING:
+    from app_server.daemon import Daemon
+    from app_server.processor import Processor
+
+log = get_logger("app_server")
 
 
 def default_data_dir(env: dict[str, str]) -> Path:
@@ -37,9 +45,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from app_server.logs import configure
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from app_server.logs import set_level
 
-    configure(args.log_level)
+    set_level(args.log_level)
     if args.command == "generate-json-schema":
         from protocol.schema_export import write_schemas
 
@@ -49,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.listen is not None:
         if not args.listen.startswith("unix:") or len(args.listen) <= len("unix:"):
             _parser().error("--listen takes unix:PATH")
-        listen = Path(args.listen[len("unix:") :])
+        listen = Path(args.listen[len("unix:") :]).absolute()
     env = dict(os.environ)
     data_dir = (args.data_dir or default_data_dir(env)).expanduser().absolute()
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -61,16 +70,15 @@ async def _serve(data_dir: Path, env: dict[str, str], listen: Path | None) -> No
     from app_server.connection import ClientConnection
     from app_server.daemon import Daemon
     from app_server.processor import Processor
-    from app_server.transport import StdioTransport
-    from mcp_runtime.store import ConfigStore
+    from app_server.transport import Transport
 
-    daemon = Daemon(data_dir=data_dir, env=env, home=Path(env.get("HOME") or Path.home()), store=ConfigStore(data_dir))
-    main_processor = Processor(daemon, ClientConnection("stdio", await StdioTransport.open()))
+    daemon = Daemon(data_dir=data_dir, env=env, home=Path(env.get("HOME") or Path.home()))
+    main_processor = Processor(daemon, ClientConnection("stdio", await Transport.stdio()))
     processors = {main_processor}
     try:
         async with anyio.create_task_group() as tasks:
             daemon.tasks = tasks
-            tasks.start_soon(_stop_on_signal, processors)
+            await tasks.start(_stop_on_signal, processors)
             if listen is not None:
                 await tasks.start(_listen, daemon, listen, processors)
             await main_processor.serve()
@@ -83,44 +91,46 @@ async def _serve(data_dir: Path, env: dict[str, str], listen: Path | None) -> No
     log.info("stopped")
 
 
-async def _stop_on_signal(processors: set[object]) -> None:
+async def _stop_on_signal(processors: set[Processor], *, task_status: TaskStatus) -> None:
+    """SIGTERM/SIGINT: stop reading every connection; in-flight requests are answered, then we exit 0."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        task_status.started()
         async for _ in signals:
             log.info("signal_received")
             for processor in processors:
-                processor.reading.cancel()  # type: ignore[attr-defined]
+                processor.reading.cancel()
             return
 
 
-async def _listen(daemon: object, path: Path, processors: set[object], *, task_status: anyio.abc.TaskStatus) -> None:
+async def _listen(daemon: Daemon, path: Path, processors: set[Processor], *, task_status: TaskStatus) -> None:
     """Accept extra client connections on a 0600 Unix socket, each served like stdio."""
     from app_server.connection import ClientConnection
     from app_server.processor import Processor
-    from app_server.transport import StreamTransport
+    from app_server.transport import Transport
 
-    path.unlink(missing_ok=True)
-    old_umask = os.umask(0o177)
-    try:
-        listener = await anyio.create_unix_listener(path)
-    finally:
-        os.umask(old_umask)
-    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
     counter = 0
 
-    async def handle(stream: anyio.abc.SocketStream) -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         nonlocal counter
         counter += 1
-        processor = Processor(daemon, ClientConnection(f"unix-{counter}", StreamTransport(stream)))  # type: ignore[arg-type]
+        processor = Processor(daemon, ClientConnection(f"unix-{counter}", Transport(reader, writer)))
         processors.add(processor)
         try:
             await processor.serve()
         finally:
             processors.discard(processor)
-            await stream.aclose()
+            writer.close()
 
+    path.unlink(missing_ok=True)
+    old_umask = os.umask(0o177)
+    try:
+        server = await asyncio.start_unix_server(handle, path=str(path))
+    finally:
+        os.umask(old_umask)
+    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
     task_status.started()
     try:
-        async with listener:
-            await listener.serve(handle)
+        async with server:
+            await anyio.sleep_forever()
     finally:
         path.unlink(missing_ok=True)

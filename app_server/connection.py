@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import structlog
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from pydantic import BaseModel
 
-from app_server.transport import ByteTransport
+from app_server.logs import get_logger
+from app_server.transport import Transport
 from protocol.jsonrpc import AppError, RequestId
 
-log = structlog.get_logger("app_server.connection")
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+log = get_logger("app_server.connection")
 _server_request_ids = itertools.count(1)
 
 
@@ -37,50 +37,25 @@ class PendingServerRequest:
 
 
 class ClientConnection:
-    """Serializes everything written to one client, in order, through a single writer task."""
+    """Writes responses and notifications straight into the transport, in the order they are produced."""
 
-    def __init__(self, label: str, transport: ByteTransport) -> None:
+    def __init__(self, label: str, transport: Transport) -> None:
         self.label = label
         self.transport = transport
         self.initialized = False
         self.opt_outs: frozenset[str] = frozenset()
         self.in_flight: dict[RequestId, anyio.CancelScope] = {}
         self.pending: dict[str, PendingServerRequest] = {}
-        self.closed = anyio.Event()
-        self._outgoing: tuple[MemoryObjectSendStream[bytes], MemoryObjectReceiveStream[bytes]] = (
-            anyio.create_memory_object_stream[bytes](math.inf)
-        )
-
-    async def writer_loop(self) -> None:
-        """Write queued messages, batching whatever is already waiting into one write."""
-        receive = self._outgoing[1]
-        try:
-            async for data in receive:
-                batch = [data]
-                while True:
-                    try:
-                        batch.append(receive.receive_nowait())
-                    except (anyio.WouldBlock, anyio.EndOfStream):
-                        break
-                await self.transport.send(b"".join(batch))
-        except (anyio.BrokenResourceError, BrokenPipeError, ConnectionError, OSError):
-            log.info("client_gone", connection=self.label)
-        finally:
-            self.closed.set()
 
     def send_raw(self, data: bytes) -> None:
         try:
-            self._outgoing[0].send_nowait(data)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
-
-    def close_outgoing(self) -> None:
-        self._outgoing[0].close()
+            self.transport.write(data)
+        except OSError:
+            log.info("client_gone", connection=self.label)
 
     def respond(self, request_id: RequestId, result: BaseModel) -> None:
-        self.send_raw(
-            b'{"jsonrpc":"2.0","id":%s,"result":%s}\n' % (_id_json(request_id).encode(), result.model_dump_json().encode())
-        )
+        head = b'{"jsonrpc":"2.0","id":%s,"result":' % _id_json(request_id).encode()
+        self.send_raw(head + result.model_dump_json().encode() + b"}\n")
 
     def respond_error(self, request_id: RequestId | None, error: AppError) -> None:
         self.send_raw(encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_error()}))

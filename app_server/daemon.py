@@ -8,17 +8,18 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
 from anyio.abc import TaskGroup
 
 from app_server.connection import ClientConnection
 from app_server.events import EventBus
-from mcp_runtime.store import ConfigStore
-from protocol.base import WireModel
-from protocol.config import McpServerConfig
 from protocol.jsonrpc import RequestId
 
 if TYPE_CHECKING:
     from mcp_runtime.management import McpClientManager
+    from mcp_runtime.store import ConfigStore
+    from protocol.base import WireModel
+    from protocol.config import McpServerConfig
 
 
 @dataclass
@@ -26,21 +27,16 @@ class Daemon:
     data_dir: Path
     env: Mapping[str, str]
     home: Path
-    store: ConfigStore
     bus: EventBus = field(default_factory=EventBus)
     tasks: TaskGroup | None = None
     _autostarted: bool = False
 
-    def client_initialized(self) -> None:
-        """The first initialized client: start the enabled servers' management connections in the background."""
-        if self._autostarted or self.tasks is None:
-            return
-        self._autostarted = True
-        if self.store.corruption is None and any(s.config.enabled for s in self.store.list()):
-            self.tasks.start_soon(self.manager.start_enabled)
+    @cached_property
+    def store(self) -> ConfigStore:
+        """The server store, opened on first use (it is not needed to answer ``initialize``)."""
+        from mcp_runtime.store import ConfigStore
 
-    def publish(self, method: str, params: WireModel) -> None:
-        self.bus.publish(method, params)
+        return ConfigStore(self.data_dir)
 
     @cached_property
     def manager(self) -> McpClientManager:
@@ -49,8 +45,23 @@ class Daemon:
 
         return McpClientManager(self._configs, self.publish, self.env)
 
+    def publish(self, method: str, params: WireModel) -> None:
+        self.bus.publish(method, params)
+
     def _configs(self) -> dict[str, McpServerConfig]:
         return {server.name: server.config for server in self.store.list()}
+
+    def client_initialized(self) -> None:
+        """The first initialized client: start the enabled servers' management connections in the background."""
+        if self._autostarted or self.tasks is None:
+            return
+        self._autostarted = True
+        self.tasks.start_soon(self._start_enabled)
+
+    async def _start_enabled(self) -> None:
+        await anyio.sleep(0)
+        if self.store.corruption is None and any(s.config.enabled for s in self.store.list()):
+            await self.manager.start_enabled()
 
     async def config_changed(self, name: str) -> None:
         """A stored config changed: a running management connection is restarted with the new one."""

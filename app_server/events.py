@@ -4,10 +4,13 @@ ones to that thread's subscribers. It is the ``EventSink`` the MCP runtime publi
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from app_server.connection import ClientConnection
-from protocol.base import WireModel
 from protocol.catalog import NOTIFICATIONS
+
+if TYPE_CHECKING:
+    from protocol.base import WireModel
 
 
 class EventBus:

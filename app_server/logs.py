@@ -1,4 +1,8 @@
-"""structlog setup: JSON lines on stderr only (stdout carries protocol), secrets redacted."""
+"""Logging: structlog JSON lines on stderr only (stdout carries protocol), secrets redacted.
+
+structlog is imported on the first log call, not at start-up, so that ``initialize`` is answered
+fast; ``get_logger`` hands out a proxy that binds the real logger then.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +11,28 @@ import sys
 from collections.abc import MutableMapping
 from typing import Any
 
-import structlog
+_level = logging.INFO
+_configured = False
 
-from mcp_runtime.config import REDACTED, is_sensitive_header
+_SENSITIVE_PARTS = ("token", "secret", "key", "auth", "password", "session", "credential", "cookie")
 
 
 def _redact(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     for key in list(event):
-        if key != "event" and is_sensitive_header(key):
-            event[key] = REDACTED
+        if key != "event" and any(part in key.lower() for part in _SENSITIVE_PARTS):
+            event[key] = "***"
     return event
 
 
-def configure(level: str) -> None:
+def set_level(level: str) -> None:
+    global _level
+    _level = getattr(logging, level.upper(), logging.INFO)
+
+
+def _configure() -> None:
+    global _configured
+    import structlog
+
     structlog.configure(
         processors=[
             structlog.processors.add_log_level,
@@ -28,7 +41,35 @@ def configure(level: str) -> None:
             structlog.processors.format_exc_info,
             structlog.processors.JSONRenderer(),
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper(), logging.INFO)),
+        wrapper_class=structlog.make_filtering_bound_logger(_level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
+    _configured = True
+
+
+class LazyLogger:
+    """Looks like a structlog logger; imports and configures structlog on first use."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._logger: Any = None
+
+    def __getattr__(self, method: str) -> Any:
+        if self._logger is None:
+            if not _configured:
+                _configure()
+            import structlog
+
+            self._logger = structlog.get_logger(self._name)
+        return getattr(self._logger, method)
+
+
+def get_logger(name: str) -> LazyLogger:
+    return LazyLogger(name)
+
+
+def configure() -> None:
+    """Configure structlog now (for code paths that use structlog directly, such as mcp_runtime)."""
+    if not _configured:
+        _configure()

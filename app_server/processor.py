@@ -2,30 +2,41 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any
 
 import anyio
-import structlog
-from pydantic import ValidationError
 
-from app_server import __version__
-from app_server.connection import ClientConnection
+from app_server import __version__, handshake
+from app_server.connection import ClientConnection, encode
 from app_server.daemon import Daemon, RequestContext
-from app_server.handlers import HANDLERS
 from app_server.lines import TOO_LARGE, read_lines
-from mcp_runtime.config import validation_errors
+from app_server.logs import get_logger
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from protocol.catalog import METHODS, NOTIFICATIONS, RETIRED
-from protocol.jsonrpc import AppError, RequestId
-from protocol.lifecycle import CancelRequestParams, InitializeParams, InitializeResult, ServerInfo
+from protocol.jsonrpc import AppError, RequestId, validation_errors
 
-log = structlog.get_logger("app_server.processor")
+log = get_logger("app_server.processor")
 
 MAX_IN_FLIGHT = 256
 SHUTDOWN_GRACE_S = 2.0
 PROTOCOL_VERSION = "2026-11-30"
 _PUBLIC_METHODS = sorted(m for m in METHODS if m != "initialize")
+_NOTIFICATIONS = sorted(NOTIFICATIONS)
+
+
+def _validated_initialize(params: Any) -> tuple[str, str, frozenset[str]]:
+    """Full validation through the catalog's model, for params the quick check did not accept."""
+    from pydantic import ValidationError
+
+    try:
+        parsed = METHODS["initialize"].params.model_validate(params if params is not None else {})
+    except ValidationError as exc:
+        raise AppError("invalidParams", "invalid initialize params", errors=validation_errors(exc)) from exc
+    capabilities = parsed.capabilities  # type: ignore[attr-defined]
+    opt_outs = frozenset(capabilities.opt_out_notification_methods or []) if capabilities else frozenset()
+    return parsed.client_info.name, parsed.client_info.version, opt_outs  # type: ignore[attr-defined]
 
 
 def _is_request_id(value: Any) -> bool:
@@ -45,7 +56,6 @@ class Processor:
         self.daemon.bus.attach(connection)
         try:
             async with anyio.create_task_group() as tasks:
-                tasks.start_soon(connection.writer_loop)
                 with self.reading:
                     async for line in read_lines(connection.transport.receive, MAX_MESSAGE_BYTES):
                         self._handle_line(line, tasks)
@@ -64,12 +74,13 @@ class Processor:
         while self.connection.in_flight:
             await anyio.sleep(0.001)
         self.connection.abandon_server_requests()
-        self.connection.close_outgoing()
+        await self.connection.transport.drain()
 
     def _handle_line(self, line: bytes | object, tasks: anyio.abc.TaskGroup) -> None:
         connection = self.connection
         if line is TOO_LARGE:
-            connection.respond_error(None, AppError("messageTooLarge", f"a message exceeded {MAX_MESSAGE_BYTES} bytes"))
+            too_large = AppError("messageTooLarge", f"a message exceeded {MAX_MESSAGE_BYTES} bytes")
+            connection.respond_error(None, too_large)
             return
         assert isinstance(line, bytes)
         if not line.strip():
@@ -100,11 +111,8 @@ class Processor:
 
     def _handle_notification(self, method: str, params: Any) -> None:
         if method == "$/cancelRequest":
-            try:
-                target = CancelRequestParams.model_validate(params).id
-            except ValidationError:
-                return
-            scope = self.connection.in_flight.get(target)
+            target = params.get("id") if isinstance(params, dict) else None
+            scope = self.connection.in_flight.get(target) if _is_request_id(target) else None
             if scope is not None:
                 scope.cancel()
 
@@ -123,6 +131,15 @@ class Processor:
         if method not in METHODS:
             connection.respond_error(request_id, AppError("methodNotFound", f"unknown method {method[:100]}"))
             return
+        from app_server.handlers import HANDLERS
+
+        handler = HANDLERS.get(method)
+        if handler is None:
+            connection.respond_error(request_id, AppError("notImplemented", f"{method} is not implemented yet"))
+            return
+        if not inspect.iscoroutinefunction(handler):
+            self._run_inline(request_id, method, params, handler)
+            return
         if request_id in connection.in_flight:
             connection.respond_error(request_id, AppError("invalidRequest", "this request id is already in flight"))
             return
@@ -130,41 +147,56 @@ class Processor:
             connection.respond_error(request_id, AppError("overloaded", "too many requests in flight; retry later"))
             return
         scope = connection.in_flight[request_id] = anyio.CancelScope()
-        tasks.start_soon(self._run, request_id, method, params, scope)
+        tasks.start_soon(self._run, request_id, method, params, handler, scope)
+
+    def _run_inline(self, request_id: RequestId, method: str, params: Any, handler: Any) -> None:
+        """Handlers that never wait (store and cached-state reads) answer without a task switch."""
+        try:
+            result = handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
+        except AppError as exc:
+            self.connection.respond_error(request_id, exc)
+        except Exception as exc:
+            log.error("handler_failed", method=method, error_type=type(exc).__name__)
+            self.connection.respond_error(request_id, AppError("internal", "internal error"))
+        else:
+            self.connection.respond(request_id, result)
 
     def _initialize(self, request_id: RequestId, params: Any) -> None:
         connection = self.connection
         if connection.initialized:
             connection.respond_error(request_id, AppError("alreadyInitialized", "initialize was already received"))
             return
-        try:
-            parsed = InitializeParams.model_validate(params if params is not None else {})
-        except ValidationError as exc:
-            connection.respond_error(
-                request_id, AppError("invalidParams", "invalid initialize params", errors=validation_errors(exc))
-            )
-            return
-        capabilities = parsed.capabilities
-        connection.opt_outs = frozenset(capabilities.opt_out_notification_methods or []) if capabilities else frozenset()
+        quick = handshake.quick_params(params if params is not None else {})
+        if quick is None:
+            try:
+                quick = _validated_initialize(params)
+            except AppError as exc:
+                connection.respond_error(request_id, exc)
+                return
+        name, version, connection.opt_outs = quick
         connection.initialized = True
-        result = InitializeResult(
-            server_info=ServerInfo(name="mcp-app-server", version=__version__),
+        answer = handshake.result(
+            version=__version__,
             protocol_version=PROTOCOL_VERSION,
-            user_agent=f"mcp-app-server/{__version__} ({parsed.client_info.name}/{parsed.client_info.version})",
+            client=(name, version),
             data_dir=str(self.daemon.data_dir),
             methods=_PUBLIC_METHODS,
-            notifications=sorted(NOTIFICATIONS),
+            notifications=_NOTIFICATIONS,
         )
-        connection.respond(request_id, result)
+        connection.send_raw(encode({"jsonrpc": "2.0", "id": request_id, "result": answer}))
         self.daemon.client_initialized()
 
-    async def _run(self, request_id: RequestId, method: str, params: Any, scope: anyio.CancelScope) -> None:
+    async def _run(
+        self, request_id: RequestId, method: str, params: Any, handler: Any, scope: anyio.CancelScope
+    ) -> None:
         connection = self.connection
         error: AppError | None = None
         try:
             with scope:
-                result = await self._dispatch(request_id, method, params)
+                context = RequestContext(self.daemon, connection, request_id)
+                result = await handler(context, _parse(method, params))
                 connection.respond(request_id, result)
+                await connection.transport.drain()
                 return
             error = AppError("cancelled", "the request was cancelled")
         except AppError as exc:
@@ -177,13 +209,12 @@ class Processor:
             if error is not None:
                 connection.respond_error(request_id, error)
 
-    async def _dispatch(self, request_id: RequestId, method: str, params: Any) -> Any:
-        spec = METHODS[method]
-        try:
-            parsed = spec.params.model_validate(params if params is not None else {})
-        except ValidationError as exc:
-            raise AppError("invalidParams", f"invalid params for {method}", errors=validation_errors(exc)) from exc
-        handler = HANDLERS.get(method)
-        if handler is None:
-            raise AppError("notImplemented", f"{method} is not implemented yet")
-        return await handler(RequestContext(self.daemon, self.connection, request_id), parsed)
+
+def _parse(method: str, params: Any) -> Any:
+    """Params validated by the catalog's model (``invalidParams`` with paths on failure)."""
+    from pydantic import ValidationError
+
+    try:
+        return METHODS[method].params.model_validate(params if params is not None else {})
+    except ValidationError as exc:
+        raise AppError("invalidParams", f"invalid params for {method}", errors=validation_errors(exc)) from exc

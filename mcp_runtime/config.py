@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import TypeAdapter, ValidationError
 
 from protocol.config import HttpServerConfig, McpServerConfig, StdioServerConfig
-from protocol.jsonrpc import AppError
+from protocol.jsonrpc import AppError, validation_errors
 
 _CONFIG = TypeAdapter(McpServerConfig)
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
@@ -38,14 +38,6 @@ RESERVED_HEADERS = frozenset(
     }
 )
 REDACTED = "***"
-
-
-def validation_errors(exc: ValidationError, prefix: tuple[str | int, ...] = ()) -> list[dict[str, str]]:
-    """Pydantic errors as ``{path, message}`` pairs (input values left out: they may be secrets)."""
-    return [
-        {"path": ".".join(str(p) for p in (*prefix, *err["loc"])), "message": err["msg"]}
-        for err in exc.errors(include_url=False, include_input=False)
-    ]
 
 
 def check_server_name(name: str) -> None:

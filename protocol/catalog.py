@@ -2,66 +2,92 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
-from protocol import elicitation, lifecycle, prompt, resource, server, thread, tool
-from protocol.base import Empty
+
+def _model(ref: str) -> type[BaseModel]:
+    module, _, name = ref.partition(".")
+    model: type[BaseModel] = getattr(importlib.import_module(f"protocol.{module}"), name)
+    return model
 
 
 @dataclass(frozen=True)
 class MethodSpec:
-    params: type[BaseModel]
-    result: type[BaseModel]
+    """Models are named as ``module.Class`` and imported on first use, so start-up stays fast."""
+
+    params_ref: str
+    result_ref: str
+
+    @cached_property
+    def params(self) -> type[BaseModel]:
+        return _model(self.params_ref)
+
+    @cached_property
+    def result(self) -> type[BaseModel]:
+        return _model(self.result_ref)
+
+
+@dataclass(frozen=True)
+class NotificationSpec:
+    params_ref: str
+
+    @cached_property
+    def params(self) -> type[BaseModel]:
+        return _model(self.params_ref)
 
 
 METHODS: dict[str, MethodSpec] = {
-    "initialize": MethodSpec(lifecycle.InitializeParams, lifecycle.InitializeResult),
-    "mcpServer/list": MethodSpec(server.ServerListParams, server.ServerListResult),
-    "mcpServerStatus/list": MethodSpec(server.ServerStatusListParams, server.ServerStatusListResult),
-    "mcpServer/create": MethodSpec(server.ServerCreateParams, server.ServerResult),
-    "mcpServer/update": MethodSpec(server.ServerUpdateParams, server.ServerResult),
-    "mcpServer/delete": MethodSpec(server.ServerNameParams, Empty),
-    "mcpServer/enabled/set": MethodSpec(server.ServerEnabledSetParams, server.ServerResult),
-    "mcpServer/importFromApp": MethodSpec(server.ImportFromAppParams, server.ImportFromAppResult),
-    "mcpServer/syncAllToLive": MethodSpec(server.SyncAllToLiveParams, server.SyncAllToLiveResult),
-    "mcpServer/oauth/login": MethodSpec(server.OAuthLoginParams, server.OAuthLoginResult),
-    "mcpServer/start": MethodSpec(server.ServerNameParams, server.ServerStartResult),
-    "mcpServer/stop": MethodSpec(server.ServerNameParams, Empty),
-    "mcpServer/resource/read": MethodSpec(resource.ResourceReadParams, resource.ResourceReadResult),
-    "mcpServer/tool/call": MethodSpec(tool.ToolCallParams, tool.ToolCallResult),
-    "mcpTool/list": MethodSpec(tool.ToolListParams, tool.ToolListResult),
-    "mcpTool/listForContext": MethodSpec(tool.ToolListForContextParams, tool.ToolListForContextResult),
-    "mcpTool/search": MethodSpec(tool.ToolSearchParams, tool.ToolSearchResult),
-    "mcpPrompt/list": MethodSpec(prompt.PromptListParams, prompt.PromptListResult),
-    "mcpPrompt/get": MethodSpec(prompt.PromptGetParams, prompt.PromptGetResult),
-    "mcpResource/list": MethodSpec(resource.ResourceListParams, resource.ResourceListResult),
-    "mcpResource/subscribe": MethodSpec(resource.ResourceSubscribeParams, Empty),
-    "mcpResource/unsubscribe": MethodSpec(resource.ResourceSubscribeParams, Empty),
-    "thread/start": MethodSpec(thread.ThreadStartParams, thread.ThreadResult),
-    "thread/list": MethodSpec(thread.ThreadListParams, thread.ThreadListResult),
-    "thread/read": MethodSpec(thread.ThreadIdParams, thread.ThreadReadResult),
-    "thread/archive": MethodSpec(thread.ThreadIdParams, thread.ThreadResult),
+    "initialize": MethodSpec("lifecycle.InitializeParams", "lifecycle.InitializeResult"),
+    "mcpServer/list": MethodSpec("server.ServerListParams", "server.ServerListResult"),
+    "mcpServerStatus/list": MethodSpec("server.ServerStatusListParams", "server.ServerStatusListResult"),
+    "mcpServer/create": MethodSpec("server.ServerCreateParams", "server.ServerResult"),
+    "mcpServer/update": MethodSpec("server.ServerUpdateParams", "server.ServerResult"),
+    "mcpServer/delete": MethodSpec("server.ServerNameParams", "base.Empty"),
+    "mcpServer/enabled/set": MethodSpec("server.ServerEnabledSetParams", "server.ServerResult"),
+    "mcpServer/importFromApp": MethodSpec("server.ImportFromAppParams", "server.ImportFromAppResult"),
+    "mcpServer/syncAllToLive": MethodSpec("server.SyncAllToLiveParams", "server.SyncAllToLiveResult"),
+    "mcpServer/oauth/login": MethodSpec("server.OAuthLoginParams", "server.OAuthLoginResult"),
+    "mcpServer/start": MethodSpec("server.ServerNameParams", "server.ServerStartResult"),
+    "mcpServer/stop": MethodSpec("server.ServerNameParams", "base.Empty"),
+    "mcpServer/resource/read": MethodSpec("resource.ResourceReadParams", "resource.ResourceReadResult"),
+    "mcpServer/tool/call": MethodSpec("tool.ToolCallParams", "tool.ToolCallResult"),
+    "mcpTool/list": MethodSpec("tool.ToolListParams", "tool.ToolListResult"),
+    "mcpTool/listForContext": MethodSpec("tool.ToolListForContextParams", "tool.ToolListForContextResult"),
+    "mcpTool/search": MethodSpec("tool.ToolSearchParams", "tool.ToolSearchResult"),
+    "mcpPrompt/list": MethodSpec("prompt.PromptListParams", "prompt.PromptListResult"),
+    "mcpPrompt/get": MethodSpec("prompt.PromptGetParams", "prompt.PromptGetResult"),
+    "mcpResource/list": MethodSpec("resource.ResourceListParams", "resource.ResourceListResult"),
+    "mcpResource/subscribe": MethodSpec("resource.ResourceSubscribeParams", "base.Empty"),
+    "mcpResource/unsubscribe": MethodSpec("resource.ResourceSubscribeParams", "base.Empty"),
+    "thread/start": MethodSpec("thread.ThreadStartParams", "thread.ThreadResult"),
+    "thread/list": MethodSpec("thread.ThreadListParams", "thread.ThreadListResult"),
+    "thread/read": MethodSpec("thread.ThreadIdParams", "thread.ThreadReadResult"),
+    "thread/archive": MethodSpec("thread.ThreadIdParams", "thread.ThreadResult"),
 }
 
-NOTIFICATIONS: dict[str, type[BaseModel]] = {
-    "mcpServer/startupStatus/updated": server.StartupStatusUpdated,
-    "mcpServer/oauthLogin/completed": server.OAuthLoginCompleted,
-    "mcpServer/tool/progress": tool.ToolProgress,
-    "serverRequest/resolved": elicitation.ServerRequestResolved,
-    "mcp:tools_updated": tool.ToolsUpdated,
-    "mcp:resources_updated": resource.ResourcesUpdated,
-    "mcp:resource_updated": resource.ResourceUpdated,
+NOTIFICATIONS: dict[str, NotificationSpec] = {
+    "mcpServer/startupStatus/updated": NotificationSpec("server.StartupStatusUpdated"),
+    "mcpServer/oauthLogin/completed": NotificationSpec("server.OAuthLoginCompleted"),
+    "mcpServer/tool/progress": NotificationSpec("tool.ToolProgress"),
+    "serverRequest/resolved": NotificationSpec("elicitation.ServerRequestResolved"),
+    "mcp:tools_updated": NotificationSpec("tool.ToolsUpdated"),
+    "mcp:resources_updated": NotificationSpec("resource.ResourcesUpdated"),
+    "mcp:resource_updated": NotificationSpec("resource.ResourceUpdated"),
 }
 
 SERVER_REQUESTS: dict[str, MethodSpec] = {
-    "mcpServer/elicitation/request": MethodSpec(elicitation.ElicitationRequest, elicitation.ElicitationResponse),
+    "mcpServer/elicitation/request": MethodSpec("elicitation.ElicitationRequest", "elicitation.ElicitationResponse"),
 }
 
-CLIENT_NOTIFICATIONS: dict[str, type[BaseModel]] = {
-    "initialized": Empty,
-    "$/cancelRequest": lifecycle.CancelRequestParams,
+CLIENT_NOTIFICATIONS: dict[str, NotificationSpec] = {
+    "initialized": NotificationSpec("base.Empty"),
+    "$/cancelRequest": NotificationSpec("lifecycle.CancelRequestParams"),
 }
 
 # Dead names: answered with -32601 reason "retired" and never dispatched, typed or given a schema.

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 JSONRPC_VERSION = "2.0"
 RequestId = str | int
@@ -107,11 +108,9 @@ class AppError(Exception):
         return {"code": self.code, "message": self.message, "data": {"reason": self.reason, **self.details}}
 
 
-class ErrorObject(BaseModel):
-    """The ``error`` member of a JSON-RPC error response."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    code: int
-    message: str
-    data: dict[str, Any]
+def validation_errors(exc: ValidationError, prefix: tuple[str | int, ...] = ()) -> list[dict[str, str]]:
+    """Pydantic errors as ``{path, message}`` pairs (input values left out: they may be secrets)."""
+    return [
+        {"path": ".".join(str(p) for p in (*prefix, *err["loc"])), "message": err["msg"]}
+        for err in exc.errors(include_url=False, include_input=False)
+    ]

@@ -18,7 +18,7 @@ def _types() -> dict[str, Any]:
     models: list[type[BaseModel]] = []
     for spec in (*METHODS.values(), *SERVER_REQUESTS.values()):
         models += [spec.params, spec.result]
-    models += [*NOTIFICATIONS.values(), *CLIENT_NOTIFICATIONS.values()]
+    models += [spec.params for spec in (*NOTIFICATIONS.values(), *CLIENT_NOTIFICATIONS.values())]
     for model in models:
         types.setdefault(model.__name__, model)
     return dict(sorted(types.items()))
@@ -41,7 +41,7 @@ def bundle() -> dict[str, Any]:
         "methods": {
             m: {"params": spec.params.__name__, "result": spec.result.__name__} for m, spec in sorted(METHODS.items())
         },
-        "notifications": {m: model.__name__ for m, model in sorted(NOTIFICATIONS.items())},
+        "notifications": {m: spec.params.__name__ for m, spec in sorted(NOTIFICATIONS.items())},
         "serverRequests": {
             m: {"params": spec.params.__name__, "result": spec.result.__name__}
             for m, spec in sorted(SERVER_REQUESTS.items())

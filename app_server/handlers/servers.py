@@ -34,12 +34,12 @@ def record(server: StoredServer) -> ServerRecord:
     )
 
 
-async def list_servers(ctx: RequestContext, params: ServerListParams) -> ServerListResult:
+def list_servers(ctx: RequestContext, params: ServerListParams) -> ServerListResult:
     data, next_cursor = page(ctx.daemon.store.list(), params.cursor, params.limit)
     return ServerListResult(data=[record(s) for s in data], next_cursor=next_cursor)
 
 
-async def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
+def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
     check_server(params.name, params.config)
     return ServerResult(server=record(ctx.daemon.store.create(params.name, params.config)))
 

@@ -1,0 +1,143 @@
+"""Unit tests of the config policy (SPEC §5): every rule gives its typed reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_runtime.config import normalized, parse_server_config, redacted
+from protocol.jsonrpc import AppError
+
+
+def reason_of(name: str, raw: Any) -> str:
+    with pytest.raises(AppError) as err:
+        parse_server_config(name, raw)
+    return err.value.reason
+
+
+def http(**fields: Any) -> dict[str, Any]:
+    return {"type": "http", "url": "https://docs.example.com/mcp", **fields}
+
+
+@pytest.mark.parametrize("name", ["", "a" * 25, "has space", "a__b", "dot.name", "ümlaut"])
+def test_invalid_names(name: str) -> None:
+    assert reason_of(name, {"command": "x"}) == "invalidServerName"
+
+
+@pytest.mark.parametrize("name", ["a", "A-b_c", "x" * 24, "a_b-c"])
+def test_valid_names(name: str) -> None:
+    assert parse_server_config(name, {"command": "x"}).command == "x"  # type: ignore[union-attr]
+
+
+def test_type_may_be_omitted_for_stdio_but_http_is_explicit() -> None:
+    assert parse_server_config("a", {"command": "node"}).type == "stdio"
+    assert reason_of("a", {"url": "https://x.example/mcp"}) == "invalidParams"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"command": "node", "url": "https://x.example"},
+        {"command": "node", "headers": {"X": "1"}},
+        http(command="node"),
+        http(env={"A": "b"}),
+        {"type": "sse", "url": "https://x.example"},
+    ],
+)
+def test_fields_of_the_other_transport_are_invalid_params(raw: dict[str, Any]) -> None:
+    assert reason_of("a", raw) == "invalidParams"
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["Authorization", "proxy-authorization", "Cookie", "X-Api-Key", "X-Auth-Thing", "My-Token", "Client-Secret",
+     "X-Password", "X-Credentials"],
+)
+def test_literal_sensitive_headers_are_inline_secrets(header: str) -> None:
+    assert reason_of("a", http(headers={header: "v"})) == "inlineSecret"
+
+
+@pytest.mark.parametrize(
+    "header", ["Host", "content-length", "Content-Type", "Accept", "Connection", "Transfer-Encoding", "Upgrade",
+               "Mcp-Session-Id", "MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"]
+)
+def test_reserved_headers(header: str) -> None:
+    assert reason_of("a", http(headers={header: "v"})) == "reservedHeader"
+    assert reason_of("a", http(envHeaders={header: "VAR"})) == "reservedHeader"
+
+
+@pytest.mark.parametrize(("name", "value"), [("Bad Name", "v"), ("X-Ok", "a\r\nb"), ("X-Ok", "a\nb"), ("X-Ok", "a\0"),
+                                             ("", "v"), ("X:y", "v")])
+def test_invalid_headers(name: str, value: str) -> None:
+    assert reason_of("a", http(headers={name: value})) == "invalidHeader"
+
+
+def test_env_headers_and_bearer_are_allowed_for_sensitive_names() -> None:
+    config = parse_server_config("a", http(envHeaders={"X-Api-Key": "DOCS_API_KEY"}, bearerTokenEnvVar="DOCS_TOKEN"))
+    assert config.env_headers == {"X-Api-Key": "DOCS_API_KEY"}  # type: ignore[union-attr]
+
+
+def test_env_var_names_are_checked() -> None:
+    assert reason_of("a", http(envHeaders={"X-Api-Key": "not a name"})) == "invalidParams"
+    assert reason_of("a", {"command": "x", "envVars": ["1BAD"]}) == "invalidParams"
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://docs.example.com/mcp", "ftp://x.example/", "https://user:pw@x.example/mcp", "https://x.example/mcp#frag",
+     "https:///nohost", "http://10.0.0.1/mcp", "http://127.0.0.1.evil.example/mcp", "not a url"],
+)
+def test_insecure_urls(url: str) -> None:
+    assert reason_of("a", http(url=url)) == "insecureUrl"
+
+
+@pytest.mark.parametrize("url", ["https://x.example/mcp", "http://localhost:8000/mcp", "http://127.0.0.1/mcp",
+                                 "http://127.1.2.3:9/mcp", "http://[::1]:80/mcp"])
+def test_secure_urls(url: str) -> None:
+    assert parse_server_config("a", http(url=url)).url == url  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"headers": {"X-Title": "app"}}, {"envHeaders": {"X-Api-Key": "K"}}, {"bearerTokenEnvVar": "T"}],
+)
+def test_oauth_with_static_headers_conflicts(fields: dict[str, Any]) -> None:
+    assert reason_of("a", http(oauth={"scopes": ["read"]}, **fields)) == "oauthHeaderConflict"
+
+
+@pytest.mark.parametrize("oauth", [{"clientId": "abc"}, {"resource": "https://x.example"}])
+def test_explicit_client_id_or_resource_is_unsupported(oauth: dict[str, Any]) -> None:
+    assert reason_of("a", http(oauth=oauth)) == "unsupported"
+
+
+def test_oauth_allowed_origins_follow_url_policy() -> None:
+    assert reason_of("a", http(oauth={"allowedOrigins": ["http://login.example.com"]})) == "insecureUrl"
+    parse_server_config("a", http(oauth={"allowedOrigins": ["https://login.example.com"]}))
+
+
+def test_cwd_must_be_absolute() -> None:
+    assert reason_of("a", {"command": "x", "cwd": "relative/dir"}) == "invalidParams"
+
+
+@pytest.mark.parametrize("field", [("startupTimeoutMs", 0), ("startupTimeoutMs", 600_001), ("toolTimeoutMs", 300_001),
+                                   ("toolLoading", "lazy"), ("protocol", "2024-01-01")])
+def test_ranges_and_enums(field: tuple[str, Any]) -> None:
+    assert reason_of("a", {"command": "x", field[0]: field[1]}) == "invalidParams"
+
+
+def test_redaction_hides_env_and_header_values_only() -> None:
+    stdio = parse_server_config("a", {"command": "x", "env": {"TOKEN": "s3cr3t"}, "envVars": ["GITHUB_TOKEN"]})
+    shown = redacted(stdio)
+    assert shown["env"] == {"TOKEN": "***"} and shown["envVars"] == ["GITHUB_TOKEN"]
+    web = parse_server_config("b", http(headers={"X-Title": "app"}, envHeaders={"X-Api-Key": "KEY_VAR"}))
+    shown = redacted(web)
+    assert shown["headers"] == {"X-Title": "***"} and shown["envHeaders"] == {"X-Api-Key": "KEY_VAR"}
+
+
+def test_normalization_fills_defaults_and_ignores_sync_targets() -> None:
+    a = parse_server_config("a", {"command": "x"})
+    b = parse_server_config("a", {"type": "stdio", "command": "x", "args": [], "startupTimeoutMs": 30000,
+                                  "apps": {"codex": True}})
+    assert normalized(a) == normalized(b)
+    assert normalized(a) != normalized(parse_server_config("a", {"command": "x", "args": ["y"]}))
