@@ -139,6 +139,7 @@ class SyncAppResult(WireModel):
     changed: bool
     backup_path: str | None = None
     error: ErrorInfo | None = None
+    warnings: list[str] | None = None
 
 
 class SyncAllToLiveResult(WireModel):

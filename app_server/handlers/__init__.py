@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from app_server.handlers import servers
+from app_server.handlers import apps, servers
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
 
 HANDLERS: dict[str, Handler] = {
     **servers.ROUTES,
+    **apps.ROUTES,
 }

@@ -1,0 +1,49 @@
+"""Claude Desktop: ``claude_desktop_config.json`` in the platform's app-support folder, ``mcpServers``.
+
+Its file holds local (stdio) servers only — remote servers are added as connectors in the app — and it
+expands no variables: ``${X}`` is passed literally, so no secret can be referenced and a server needing
+``envVars`` cannot be written. Imported values are taken literally, as Claude Desktop would use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mcp_runtime.apps.claude import read_claude_entry
+from mcp_runtime.apps.common import (
+    AppSpec,
+    NotExpressible,
+    config_home,
+    env_refs,
+    require_no_literal_secrets,
+    require_no_tool_filters,
+)
+from protocol.config import McpServerConfig, StdioServerConfig
+
+LABEL = "Claude Desktop"
+
+
+def default_path(home: Path, env: Mapping[str, str], platform: str) -> Path:
+    return config_home(home, env, platform) / "Claude" / "claude_desktop_config.json"
+
+
+def read_entry(raw: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    del warnings
+    return read_claude_entry(raw, None, LABEL)
+
+
+def write_entry(config: McpServerConfig, warnings: list[str]) -> dict[str, Any]:
+    del warnings
+    if not isinstance(config, StdioServerConfig):
+        raise NotExpressible(f"{LABEL}'s config file holds only local (stdio) servers; add remote ones as connectors")
+    require_no_literal_secrets(config, LABEL)
+    require_no_tool_filters(config, LABEL)
+    env_refs(config, None, LABEL)
+    if config.cwd is not None:
+        raise NotExpressible(f"{LABEL} has no working-directory (cwd) setting")
+    return {"command": config.command, "args": list(config.args)}
+
+
+SPEC = AppSpec("claudeDesktop", LABEL, "json", "mcpServers", default_path, read_entry, write_entry)

@@ -1,0 +1,151 @@
+"""``mcpServer/syncAllToLive`` for one app: write our servers into its live config, touching only ours.
+
+Ownership comes from the ledger: an entry is rewritten or removed only if this daemon wrote it and it
+still holds what was written. Everything else in the file — other keys, comments, formatting and the
+user's own entries — is kept. The write is locked, atomic, mode-preserving and backed up first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from mcp_runtime.apps import ledger
+from mcp_runtime.apps.common import AppSpec, NotExpressible
+from mcp_runtime.apps.documents import open_document, verify
+from mcp_runtime.apps.files import UnparsableFile, atomic_write, backup, file_mode, locked, read_text, real_path
+from mcp_runtime.apps.registry import APPS, resolve_path
+from protocol.config import AppName, McpServerConfig
+from protocol.jsonrpc import AppError
+from protocol.server import ErrorInfo, SyncAppResult
+
+_log = structlog.get_logger(__name__)
+
+
+def _desired(spec: AppSpec, servers: Mapping[str, McpServerConfig], warnings: list[str]) -> dict[str, Any]:
+    desired: dict[str, Any] = {}
+    for name in sorted(servers):
+        config = servers[name]
+        if not config.enabled:
+            continue
+        notes: list[str] = []
+        try:
+            desired[name] = spec.write_entry(config, notes)
+        except NotExpressible as exc:
+            warnings.append(f"{name}: not synced to {spec.label}: {exc}")
+            continue
+        warnings.extend(f"{name}: {note}" for note in notes)
+    return desired
+
+
+def sync_app(
+    app: AppName,
+    *,
+    path: Path | None,
+    home: Path,
+    env: Mapping[str, str],
+    servers: Mapping[str, McpServerConfig],
+    data_dir: Path,
+    dry_run: bool,
+    warnings: list[str] | None = None,
+) -> SyncAppResult:
+    """Sync one app. File problems come back as ``result.error`` (the file untouched), not as exceptions.
+
+    ``warnings`` (optional) collects why servers were not written; they are also logged.
+    """
+    spec = APPS[app]
+    notes: list[str] = []
+    target = resolve_path(spec, path, home, env)
+    result = SyncAppResult(app=app, path=str(target), servers=[], changed=False)
+    desired = _desired(spec, servers, notes)
+    try:
+        real = real_path(target)
+        # A dry run only reads (files are replaced atomically), so it creates no lock file either.
+        with contextlib.nullcontext() if dry_run else locked(data_dir, real):
+            _sync_locked(spec, real, desired, data_dir, dry_run, result, notes)
+    except UnparsableFile as exc:
+        result.error = ErrorInfo(reason="parseError", message=f"{target}: {exc}; the file was left untouched")
+    except AppError as exc:
+        result.error = ErrorInfo(reason=exc.reason, message=exc.message)
+    except OSError as exc:
+        result.error = ErrorInfo(reason="internal", message=f"cannot write {target}: {exc.strerror}")
+    for note in notes:
+        _log.warning("sync_skipped", app=app, note=note)
+    if warnings is not None:
+        warnings.extend(notes)
+    return result
+
+
+def _sync_locked(
+    spec: AppSpec,
+    real: Path,
+    desired: dict[str, Any],
+    data_dir: Path,
+    dry_run: bool,
+    result: SyncAppResult,
+    notes: list[str],
+) -> None:
+    text = read_text(real)
+    doc = open_document(spec.fmt, text, spec.section)
+    current = doc.entries()
+    key = ledger.ledger_key(spec.app, real)
+    owned = ledger.owned_entries(data_dir, key, lock=not dry_run)
+    now_owned: dict[str, str] = {}
+    written: list[str] = []
+    expected = dict(current)
+    edited = False
+    for name, value in desired.items():
+        digest = ledger.fingerprint(value)
+        if name in current:
+            present = ledger.fingerprint(current[name])
+            if name not in owned:
+                if present == digest:
+                    written.append(name)  # the user's identical entry: in sync, still theirs
+                else:
+                    notes.append(f"{name}: not synced to {spec.label}: an entry the user added has this name")
+                continue
+            if present != owned[name]:
+                notes.append(f"{name}: not synced to {spec.label}: the entry was edited outside this daemon")
+                continue
+            if present != digest:
+                doc.set(name, value)
+                edited = True
+        else:
+            doc.set(name, value)
+            edited = True
+        expected[name] = value
+        now_owned[name] = digest
+        written.append(name)
+    for name, digest in owned.items():
+        if name in desired or name not in current:
+            continue
+        if ledger.fingerprint(current[name]) != digest:
+            notes.append(f"{name}: left in {spec.label}: the entry was edited outside this daemon")
+            continue
+        doc.remove(name)
+        expected.pop(name)
+        edited = True
+    new_text = doc.render() if edited else text
+    result.servers = sorted(written)
+    result.changed = edited and new_text != text
+    if result.changed:
+        assert new_text is not None
+        try:
+            verify(spec.fmt, text, new_text, spec.section, expected)
+        except RuntimeError as exc:
+            raise AppError("internal", f"refused to write {real}: {exc}") from exc
+    if dry_run:
+        return
+    if result.changed:
+        assert new_text is not None
+        if read_text(real) != text:
+            raise AppError("revisionMismatch", f"{real} changed while syncing; run the sync again")
+        if text is not None:
+            result.backup_path = str(backup(data_dir, spec.app, real, text.encode()))
+        atomic_write(real, new_text.encode(), mode=file_mode(real))
+    if now_owned != owned:
+        ledger.record(data_dir, key, now_owned)

@@ -1,0 +1,63 @@
+"""VS Code: user-profile ``mcp.json`` (JSONC), top-level ``servers``; each entry carries ``type``.
+
+Entries: ``{type: "stdio", command, args, env, cwd}`` or ``{type: "http", url, headers}``. VS Code resolves
+``${env:NAME}`` — the reference form written for secrets. ``${input:...}`` prompts, ``envFile`` and ``sse``
+servers are unsupported on import; the gallery metadata keys (``gallery``, ``version``) are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mcp_runtime.apps.common import (
+    ENV_COLON,
+    AppSpec,
+    check_oauth,
+    config_home,
+    env_refs,
+    header_refs,
+    reject_unknown,
+    require_no_literal_secrets,
+    require_no_tool_filters,
+)
+from mcp_runtime.apps.cursor import read_vscode_like
+from protocol.config import McpServerConfig, StdioServerConfig
+
+LABEL = "VS Code"
+_KNOWN = {"type", "command", "args", "env", "cwd", "url", "headers"}
+_IGNORED = {"gallery", "version"}
+
+
+def default_path(home: Path, env: Mapping[str, str], platform: str) -> Path:
+    return config_home(home, env, platform) / "Code" / "User" / "mcp.json"
+
+
+def read_entry(raw: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    del warnings
+    reject_unknown(raw, _KNOWN | _IGNORED, LABEL)
+    fields = {k: v for k, v in raw.items() if k not in _IGNORED}
+    return read_vscode_like(fields, ENV_COLON, LABEL, with_cwd=True)
+
+
+def write_entry(config: McpServerConfig, warnings: list[str]) -> dict[str, Any]:
+    require_no_literal_secrets(config, LABEL)
+    require_no_tool_filters(config, LABEL)
+    if isinstance(config, StdioServerConfig):
+        entry: dict[str, Any] = {"type": "stdio", "command": config.command, "args": list(config.args)}
+        env = env_refs(config, ENV_COLON, LABEL)
+        if env:
+            entry["env"] = env
+        if config.cwd is not None:
+            entry["cwd"] = config.cwd
+        return entry
+    check_oauth(config, LABEL, warnings, scopes_supported=False)
+    entry = {"type": "http", "url": config.url}
+    headers = header_refs(config, ENV_COLON, LABEL)
+    if headers:
+        entry["headers"] = headers
+    return entry
+
+
+SPEC = AppSpec("vscode", LABEL, "json", "servers", default_path, read_entry, write_entry)
