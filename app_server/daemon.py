@@ -18,6 +18,7 @@ from protocol.jsonrpc import RequestId
 if TYPE_CHECKING:
     from mcp_runtime.management import McpClientManager
     from mcp_runtime.store import ConfigStore
+    from mcp_runtime.thread_runtime import McpThreadRuntime
     from protocol.base import WireModel
     from protocol.config import McpServerConfig
 
@@ -44,6 +45,10 @@ class Daemon:
         from mcp_runtime.management import McpClientManager
 
         return McpClientManager(self._configs, self.publish, self.env)
+
+    def thread_runtime(self, thread_id: str, connection: ClientConnection) -> McpThreadRuntime:
+        """The runtime of a canonical thread (``threadRequired`` / ``unknownThread`` / ``threadArchived``)."""
+        return self.threads.runtime(thread_id, connection)
 
     def publish(self, method: str, params: WireModel) -> None:
         self.bus.publish(method, params)

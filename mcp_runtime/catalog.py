@@ -377,3 +377,38 @@ class ToolIndex:
         # Views are sorted by full name, so the index breaks score ties by name.
         best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
         return [self._views[idx] for idx, _ in best]
+
+
+class CatalogCache:
+    """Views and the search index of one owner's connected servers, rebuilt only when a catalog changes.
+
+    Connections replace their tool list (never mutate it) on refresh, so identity of the config and the
+    tool list tells whether a server's views are still current.
+    """
+
+    def __init__(self) -> None:
+        self._servers: dict[str, tuple[McpServerConfig, Sequence[McpTool], list[ToolView]]] = {}
+        self._index: ToolIndex | None = None
+
+    def update(self, servers: dict[str, tuple[McpServerConfig, Sequence[McpTool]]]) -> None:
+        changed = set(self._servers) != set(servers)
+        for name, (config, tools) in servers.items():
+            cached = self._servers.get(name)
+            if cached is None or cached[0] is not config or cached[1] is not tools:
+                self._servers[name] = (config, tools, build_views(name, config, tools))
+                changed = True
+        for name in set(self._servers) - set(servers):
+            del self._servers[name]
+        if changed:
+            self._index = None
+
+    def views(self, server: str | None = None) -> list[ToolView]:
+        if server is not None:
+            cached = self._servers.get(server)
+            return list(cached[2]) if cached else []
+        return [view for name in sorted(self._servers) for view in self._servers[name][2]]
+
+    def index(self) -> ToolIndex:
+        if self._index is None:
+            self._index = ToolIndex(self.views())
+        return self._index

@@ -33,6 +33,6 @@ class PromptGetParams(WireModel):
     thread_id: str | None = None
 
 
-class PromptGetResult(WireModel):
+class PromptGetResult(OpenModel):
     description: str | None = None
     messages: list[dict[str, Any]]

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from app_server.handlers import apps, servers
+from app_server.handlers import apps, runtime, servers
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
 
 HANDLERS: dict[str, Handler] = {
     **servers.ROUTES,
     **apps.ROUTES,
+    **runtime.ROUTES,
 }
