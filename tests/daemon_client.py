@@ -108,8 +108,11 @@ class JsonLinesClient:
         method: str,
         where: Callable[[dict[str, Any]], bool] = lambda _: True,
         timeout: float = DEFAULT_TIMEOUT,
+        consume: bool = True,
     ) -> dict[str, Any]:
-        message = self.wait_for(lambda m: m.get("method") == method and "id" not in m and where(m["params"]), timeout)
+        message = self.wait_for(
+            lambda m: m.get("method") == method and "id" not in m and where(m["params"]), timeout, consume
+        )
         return message["params"]
 
     def notifications(self, method: str) -> list[dict[str, Any]]:
