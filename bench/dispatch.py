@@ -1,6 +1,6 @@
 """Daemon start-to-``initialize`` time and ``mcpServer/list`` round trip, next to a bare echo loop.
 
-Budgets (SPEC §8): start ≤ 150 ms median; round trip ≤ 2× the echo loop measured in the same run.
+Budgets (SPEC §8): start ≤ 150 ms median; round trip ≤ 2x the echo loop measured in the same run.
 Run: ``.venv/bin/python -m bench.dispatch [--calls 2000] [--starts 20] [--json]``.
 """
 

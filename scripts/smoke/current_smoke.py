@@ -1,0 +1,321 @@
+"""The smoke run: spawn the real daemon on a temp data dir and exercise what it offers against the
+bundled fixture servers, printing a pass/fail table.
+
+    python scripts/smoke/current_smoke.py [--allow-write-fixture] [--allow-oauth-fixture] [--allow-live-provider]
+
+``--allow-write-fixture`` runs import/sync against a temporary fixture home (never the real one);
+``--allow-oauth-fixture`` logs into the bundled OAuth fixture; ``--allow-live-provider`` needs
+``MCP_APP_SERVER_LIVE_URL`` and fails closed before any daemon call without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from scripts.smoke.fixtures.launch import http_fixture  # noqa: E402
+from tests.daemon_client import Daemon, DaemonError, running_daemon  # noqa: E402
+from tests.fixtures import NODE_MODULES, everything_config, fixture_config, script  # noqa: E402
+
+
+@dataclass
+class Outcome:
+    area: str
+    check: str
+    ok: bool
+    detail: str
+    seconds: float
+
+
+class Smoke:
+    def __init__(self) -> None:
+        self.outcomes: list[Outcome] = []
+
+    def check(self, area: str, name: str, body: Callable[[], str]) -> None:
+        start = time.monotonic()
+        try:
+            detail, ok = body(), True
+        except (AssertionError, DaemonError, TimeoutError, OSError, RuntimeError, KeyError) as exc:
+            detail, ok = f"{type(exc).__name__}: {exc}"[:160], False
+        self.outcomes.append(Outcome(area, name, ok, detail, time.monotonic() - start))
+
+    def report(self) -> int:
+        width = max(len(o.check) for o in self.outcomes)
+        print(f"\n{'area':<10} {'check':<{width}}  result  {'time':>6}  detail")
+        print("-" * (width + 60))
+        for o in self.outcomes:
+            mark = "PASS" if o.ok else "FAIL"
+            print(f"{o.area:<10} {o.check:<{width}}  {mark:<6}  {o.seconds:5.2f}s  {o.detail}")
+        failed = sum(not o.ok for o in self.outcomes)
+        print(f"\n{len(self.outcomes) - failed} passed, {failed} failed")
+        return 1 if failed else 0
+
+
+def expect_error(d: Daemon, method: str, params: Any, reason: str) -> str:
+    try:
+        d.request(method, params, timeout=60)
+    except DaemonError as exc:
+        assert exc.reason == reason, f"expected {reason}, got {exc.reason}"
+        return f"{exc.code} {exc.reason}"
+    raise AssertionError(f"{method} succeeded; expected {reason}")
+
+
+def foundation(smoke: Smoke, d: Daemon) -> None:
+    def initialize() -> str:
+        result = d.initialize()
+        return f"{len(result['methods'])} methods, {len(result['notifications'])} notifications"
+
+    smoke.check("wire", "initialize", initialize)
+    smoke.check("wire", "retired name", lambda: expect_error(d, "mcp_call_tool", {}, "retired"))
+    smoke.check("wire", "unknown method", lambda: expect_error(d, "mcpServer/nope", {}, "methodNotFound"))
+
+    def parse_error() -> str:
+        d.send_raw(b"{not json\n")
+        response = d.wait_for(lambda m: m.get("error", {}).get("code") == -32700)
+        assert response["id"] is None
+        return "-32700 with id null"
+
+    smoke.check("wire", "bad JSON line", parse_error)
+
+    def too_large() -> str:
+        d.send_raw(b'{"id":"big","x":"' + b"a" * (4 * 1024 * 1024 + 1) + b'"}\n')
+        d.wait_for(lambda m: m.get("error", {}).get("data", {}).get("reason") == "messageTooLarge")
+        d.request("mcpServer/list")
+        return "discarded, still serving"
+
+    smoke.check("wire", "4 MiB line", too_large)
+    smoke.check("store", "inline secret refused", lambda: expect_error(d, "mcpServer/create", {
+        "name": "leak", "config": {"type": "http", "url": "https://x.example/mcp",
+                                   "headers": {"Authorization": "Bearer x"}}}, "inlineSecret"))
+    smoke.check("store", "insecure URL refused", lambda: expect_error(d, "mcpServer/create", {
+        "name": "plain", "config": {"type": "http", "url": "http://x.example/mcp"}}, "insecureUrl"))
+
+    def create_and_redact() -> str:
+        d.request("mcpServer/create", {"name": "fx", "config": fixture_config(env={"FIXTURE_TOKEN": "s3cr3t"})})
+        listed = d.request("mcpServer/list")["data"]
+        assert "s3cr3t" not in json.dumps(listed)
+        return "created; env values shown as ***"
+
+    smoke.check("store", "create + redacted list", create_and_redact)
+    smoke.check("store", "revision mismatch", lambda: expect_error(d, "mcpServer/update", {
+        "name": "fx", "config": fixture_config(), "expectedRevision": 7}, "revisionMismatch"))
+
+
+def runtime(smoke: Smoke, d: Daemon) -> None:
+    def start() -> str:
+        status = d.request("mcpServer/start", {"name": "fx"}, timeout=60)["status"]
+        assert status["runtimeStatus"] == "connected"
+        return f"connected, protocol {status['protocolVersion']}, {len(status['tools'])} tools"
+
+    smoke.check("runtime", "start stdio fixture", start)
+
+    def tools() -> str:
+        views = d.request("mcpTool/list", {"server": "fx"})["data"]
+        found = d.request("mcpTool/search", {"query": "echo"})["data"]
+        assert found and found[0]["name"] == "mcp__fx__echo"
+        return f"{len(views)} tools; search 'echo' → {found[0]['name']}"
+
+    smoke.check("runtime", "tool list + search", tools)
+
+    def prompt_and_resource() -> str:
+        got = d.request("mcpPrompt/get", {"server": "fx", "name": "greet", "arguments": {"name": "smoke"}})
+        text = d.request("mcpServer/resource/read", {"server": "fx", "uri": "fixture://static/hello"})
+        return f"{got['messages'][0]['content']['text']!r}, {text['contents'][0]['text']!r}"
+
+    smoke.check("runtime", "prompt + resource", prompt_and_resource)
+
+    def crash() -> str:
+        argv = script("crash_at_start.py")
+        d.request("mcpServer/create", {"name": "crash", "config": {"command": argv[0], "args": argv[1:]}})
+        detail = expect_error(d, "mcpServer/start", {"name": "crash"}, "startupFailed")
+        failed = d.wait_notification("mcpServer/startupStatus/updated", lambda p: p["name"] == "crash"
+                                     and p["status"] == "failed")
+        return f"{detail}; published failed/{failed['error']['reason']}"
+
+    smoke.check("runtime", "crash at start", crash)
+
+    def hang() -> str:
+        argv = script("hang_at_start.py")
+        d.request("mcpServer/create", {"name": "hang", "config": {"command": argv[0], "args": argv[1:],
+                                                                  "startupTimeoutMs": 1000}})
+        return expect_error(d, "mcpServer/start", {"name": "hang"}, "timeout")
+
+    smoke.check("runtime", "hang at start", hang)
+
+    def http() -> str:
+        with http_fixture() as url:
+            d.request("mcpServer/create", {"name": "web", "config": {"type": "http", "url": url}})
+            status = d.request("mcpServer/start", {"name": "web"}, timeout=60)["status"]
+            d.request("mcpServer/stop", {"name": "web"})
+            return f"connected over Streamable HTTP, protocol {status['protocolVersion']}"
+
+    smoke.check("runtime", "HTTP fixture", http)
+
+    if (NODE_MODULES / "@modelcontextprotocol" / "server-everything").exists():
+        def everything() -> str:
+            d.request("mcpServer/create", {"name": "ev", "config": everything_config()})
+            status = d.request("mcpServer/start", {"name": "ev"}, timeout=60)["status"]
+            return f"server-everything: {len(status['tools'])} tools, protocol {status['protocolVersion']}"
+
+        smoke.check("runtime", "npm server-everything", everything)
+
+    def status_list() -> str:
+        data = d.request("mcpServerStatus/list")["data"]
+        return ", ".join(f"{s['name']}={s['runtimeStatus']}" for s in data)
+
+    smoke.check("runtime", "status list", status_list)
+
+
+def threads(smoke: Smoke, d: Daemon) -> None:
+    state: dict[str, Any] = {}
+
+    def start_thread() -> str:
+        thread = d.request("thread/start", {"servers": ["fx"], "name": "smoke"})["thread"]
+        state["id"] = thread["id"]
+        return f"thread {thread['id']} with {thread['servers']}"
+
+    smoke.check("threads", "thread/start", start_thread)
+    smoke.check("threads", "call without threadId", lambda: expect_error(
+        d, "mcpServer/tool/call", {"server": "fx", "tool": "echo", "arguments": {"text": "x"}}, "threadRequired"))
+    smoke.check("threads", "unknown thread", lambda: expect_error(
+        d, "mcpServer/tool/call", {"threadId": "nope", "server": "fx", "tool": "echo"}, "unknownThread"))
+
+    def call() -> str:
+        result = d.request("mcpServer/tool/call", {"threadId": state["id"], "server": "fx", "tool": "echo",
+                                                   "arguments": {"text": "hi"}}, timeout=60)
+        assert result["content"][0]["text"] == "hi"
+        return "echo → 'hi'"
+
+    smoke.check("threads", "tool call", call)
+
+    def progress() -> str:
+        request = d.start_request("mcpServer/tool/call", {"threadId": state["id"], "turnId": "t1", "server": "fx",
+                                                          "tool": "progress", "arguments": {"steps": 3, "delay_ms": 10}})
+        d.wait_response(request, 60)
+        events = [p for p in d.notifications("mcpServer/tool/progress") if p["requestId"] == request]
+        assert len(events) == 3 and events[0]["turnId"] == "t1"
+        return f"{len(events)} progress notifications"
+
+    smoke.check("threads", "progress", progress)
+    smoke.check("threads", "invalid arguments", lambda: expect_error(d, "mcpServer/tool/call", {
+        "threadId": state["id"], "server": "fx", "tool": "add", "arguments": {"a": "x"}}, "invalidArguments"))
+    smoke.check("threads", "invalid output", lambda: expect_error(d, "mcpServer/tool/call", {
+        "threadId": state["id"], "server": "fx", "tool": "bad_output"}, "invalidOutput"))
+    smoke.check("threads", "timeout", lambda: expect_error(d, "mcpServer/tool/call", {
+        "threadId": state["id"], "server": "fx", "tool": "sleep", "arguments": {"ms": 5000}, "timeoutMs": 300},
+        "timeout"))
+
+    def elicitation() -> str:
+        request = d.start_request("mcpServer/tool/call", {"threadId": state["id"], "server": "fx", "tool": "ask",
+                                                          "arguments": {"question": "who?"}})
+        asked = d.wait_server_request("mcpServer/elicitation/request", 60)
+        d.answer(asked["id"], {"action": "accept", "content": {"name": "Smoke", "age": 3}})
+        result = d.wait_response(request, 60)["result"]
+        resolved = d.wait_notification("serverRequest/resolved")
+        assert resolved["requestId"] == asked["id"]
+        return f"asked {asked['params']['message']!r}; result {result['content'][0]['text']}"
+
+    smoke.check("threads", "elicitation round trip", elicitation)
+
+
+def apps(smoke: Smoke, base: Path) -> None:
+    home = base / "home"
+    (home / ".codex").mkdir(parents=True)
+    codex = home / ".codex" / "config.toml"
+    codex.write_text('# mine\nmodel = "o4"\n\n[mcp_servers.mine]\ncommand = "my-tool"\n')
+    (home / ".cursor").mkdir()
+    (home / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": {"cur": {"command": "cursor-tool"}}}))
+    env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), "XDG_CONFIG_HOME": str(home / ".config")}
+    with running_daemon(base / "apps-data", env=env) as d:
+        d.initialize()
+
+        def do_import() -> str:
+            result = d.request("mcpServer/importFromApp", {"app": "cursor"})
+            assert result["imported"] == ["cur"]
+            return f"imported {result['imported']} from a fixture home"
+
+        smoke.check("apps", "import from Cursor", do_import)
+
+        def do_sync() -> str:
+            d.request("mcpServer/enabled/set", {"name": "cur", "enabled": True, "app": "codex"})
+            result = d.request("mcpServer/syncAllToLive", {"apps": ["codex"]})["results"][0]
+            text = codex.read_text()
+            assert "# mine" in text and "[mcp_servers.mine]" in text and "[mcp_servers.cur]" in text
+            return f"wrote {result['servers']} to {Path(result['path']).name}; comments kept; backup kept"
+
+        smoke.check("apps", "sync to Codex", do_sync)
+
+
+def oauth(smoke: Smoke, d: Daemon) -> None:
+    from scripts.smoke.fixtures.launch import oauth_fixture  # type: ignore[attr-defined]
+
+    def login() -> str:
+        import httpx2
+
+        with oauth_fixture() as url:
+            d.request("mcpServer/create", {"name": "sec", "config": {"type": "http", "url": url, "oauth": {}}})
+            started = d.request("mcpServer/oauth/login", {"name": "sec"}, timeout=60)
+            location = httpx2.get(started["authorizationUrl"], follow_redirects=False).headers["location"]
+            httpx2.get(location, follow_redirects=False)
+            done = d.wait_notification("mcpServer/oauthLogin/completed", lambda p: p["loginId"] == started["loginId"],
+                                       timeout=60)
+            assert done["success"], done
+            status = d.request("mcpServer/start", {"name": "sec"}, timeout=60)["status"]
+            return f"logged in; status {status['runtimeStatus']}, auth {status['authStatus']}"
+
+    smoke.check("oauth", "login via loopback callback", login)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--allow-write-fixture", action="store_true")
+    parser.add_argument("--allow-oauth-fixture", action="store_true")
+    parser.add_argument("--allow-live-provider", action="store_true")
+    args = parser.parse_args()
+    if args.allow_live_provider and not os.environ.get("MCP_APP_SERVER_LIVE_URL"):
+        print("--allow-live-provider needs MCP_APP_SERVER_LIVE_URL (and its credentials env); nothing was run.")
+        return 2
+    smoke = Smoke()
+    with tempfile.TemporaryDirectory(prefix="mcp-smoke-") as tmp:
+        base = Path(tmp)
+        (base / "data").mkdir()
+        with running_daemon(base / "data") as d:
+            foundation(smoke, d)
+            runtime(smoke, d)
+            threads(smoke, d)
+            if args.allow_oauth_fixture:
+                oauth(smoke, d)
+            if args.allow_live_provider:
+                live(smoke, d)
+        if args.allow_write_fixture:
+            apps(smoke, base)
+    return smoke.report()
+
+
+def live(smoke: Smoke, d: Daemon) -> None:
+    url = os.environ["MCP_APP_SERVER_LIVE_URL"]
+
+    def connect() -> str:
+        config: dict[str, Any] = {"type": "http", "url": url}
+        if os.environ.get("MCP_APP_SERVER_LIVE_TOKEN_ENV"):
+            config["bearerTokenEnvVar"] = os.environ["MCP_APP_SERVER_LIVE_TOKEN_ENV"]
+        d.request("mcpServer/create", {"name": "live", "config": config})
+        status = d.request("mcpServer/start", {"name": "live"}, timeout=120)["status"]
+        return f"{status['runtimeStatus']}, {len(status['tools'])} tools"
+
+    smoke.check("live", "connect to live provider", connect)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
