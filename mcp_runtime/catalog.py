@@ -210,11 +210,15 @@ def build_views(server: str, config: McpServerConfig, tools: Sequence[McpTool]) 
 
 def allowed_callers(view: ToolView) -> tuple[str, ...] | None:
     """The callers allowed to see ``view`` (``None``: unrestricted)."""
-    return view._allowed_callers if isinstance(view, CatalogView) else None
+    # Read the private slot directly: pydantic's attribute lookup for private attributes costs microseconds,
+    # and this runs for every tool on every context listing.
+    private = view.__pydantic_private__ if isinstance(view, CatalogView) else None
+    return private.get("_allowed_callers") if private else None
 
 
 def tool_tags(view: ToolView) -> tuple[str, ...]:
-    return view._tags if isinstance(view, CatalogView) else ()
+    private = view.__pydantic_private__ if isinstance(view, CatalogView) else None
+    return private.get("_tags", ()) if private else ()
 
 
 def _token_weights(view: ToolView) -> dict[str, float]:
@@ -379,6 +383,9 @@ class ToolIndex:
         return [self._views[idx] for idx, _ in best]
 
 
+VISIBLE_CACHE_SIZE = 64
+
+
 class CatalogCache:
     """Views and the search index of one owner's connected servers, rebuilt only when a catalog changes.
 
@@ -389,6 +396,7 @@ class CatalogCache:
     def __init__(self) -> None:
         self._servers: dict[str, tuple[McpServerConfig, Sequence[McpTool], list[ToolView]]] = {}
         self._index: ToolIndex | None = None
+        self._visible: dict[tuple[Any, ...], tuple[list[ToolView], frozenset[str]]] = {}
 
     def update(self, servers: dict[str, tuple[McpServerConfig, Sequence[McpTool]]]) -> None:
         changed = set(self._servers) != set(servers)
@@ -401,6 +409,7 @@ class CatalogCache:
             del self._servers[name]
         if changed:
             self._index = None
+            self._visible.clear()
 
     def views(self, server: str | None = None) -> list[ToolView]:
         if server is not None:
@@ -412,3 +421,32 @@ class CatalogCache:
         if self._index is None:
             self._index = ToolIndex(self.views())
         return self._index
+
+    def visible(
+        self,
+        *,
+        caller: str | None,
+        include_deferred: bool,
+        allowed_tools: Sequence[str] | None = None,
+        disabled_tools: Sequence[str] | None = None,
+    ) -> tuple[list[ToolView], frozenset[str]]:
+        """``visible_for_context`` over every view (and the set of full names), memoized per context."""
+        key = (
+            caller,
+            include_deferred,
+            None if allowed_tools is None else tuple(allowed_tools),
+            tuple(disabled_tools or ()),
+        )
+        hit = self._visible.get(key)
+        if hit is None:
+            if len(self._visible) >= VISIBLE_CACHE_SIZE:
+                self._visible.clear()
+            views = visible_for_context(
+                self.views(),
+                caller=caller,
+                include_deferred=include_deferred,
+                allowed_tools=allowed_tools,
+                disabled_tools=disabled_tools,
+            )
+            hit = self._visible[key] = (views, frozenset(view.name for view in views))
+        return hit

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import json
 import os
 import signal
+import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -352,6 +354,14 @@ def _policy_transport(inner: httpx2.AsyncBaseTransport, *, refuse_401: bool) -> 
     return PolicyTransport()
 
 
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    """One verifying TLS context shared by every HTTP connection (building one costs milliseconds)."""
+    import httpx2
+
+    return httpx2.create_ssl_context()
+
+
 @asynccontextmanager
 async def _http(
     config: HttpServerConfig, headers: dict[str, str], auth: httpx2.Auth | None
@@ -366,7 +376,7 @@ async def _http(
         auth=auth,
         follow_redirects=False,
         timeout=httpx2.Timeout(HTTP_CONNECT_TIMEOUT_S, read=None),
-        transport=_policy_transport(httpx2.AsyncHTTPTransport(), refuse_401=auth is None),
+        transport=_policy_transport(httpx2.AsyncHTTPTransport(verify=_ssl_context()), refuse_401=auth is None),
     )
     async with (
         client,

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+
+def _is_none(value: Any) -> bool:
+    return value is None
 
 
 class WireModel(BaseModel):
     """Strict input (unknown fields rejected), camelCase on the wire.
 
     Optional fields left at ``None`` are omitted when serialized; required nullable fields
-    (``threadId: null``) are kept, because clients rely on their presence.
+    (``threadId: null``) are kept, because clients rely on their presence. The omission is a
+    per-field ``exclude_if`` set before the (deferred) schema build, so it runs inside pydantic-core.
     """
 
     model_config = ConfigDict(
@@ -23,13 +28,12 @@ class WireModel(BaseModel):
         defer_build=True,
     )
 
-    @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        for name, field in type(self).model_fields.items():
-            if not field.is_required() and getattr(self, name) is None:
-                data.pop(field.alias or name, None)
-        return data
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        for field in cls.model_fields.values():
+            if not field.is_required() and field.default is None:
+                field.exclude_if = _is_none
 
 
 class OpenModel(WireModel):

@@ -76,27 +76,24 @@ def tool_list(ctx: RequestContext, params: ToolListParams) -> ToolListResult:
     return ToolListResult(data=data, next_cursor=next_cursor)
 
 
-def _visible(ctx: RequestContext, thread_id: str | None, caller: str | None, include_deferred: bool) -> list[Any]:
-    from mcp_runtime.catalog import visible_for_context
-
+def _visible(
+    ctx: RequestContext, thread_id: str | None, caller: str | None, include_deferred: bool
+) -> tuple[list[Any], frozenset[str]]:
     of = owner(ctx, thread_id)
     filters = getattr(of, "tool_filters", None)
     allowed, disabled = filters() if filters is not None else (None, None)
-    return visible_for_context(
-        catalog(of).views(),
-        caller=caller,
-        include_deferred=include_deferred,
-        allowed_tools=allowed,
-        disabled_tools=disabled,
+    return catalog(of).visible(
+        caller=caller, include_deferred=include_deferred, allowed_tools=allowed, disabled_tools=disabled
     )
 
 
 def tool_list_for_context(ctx: RequestContext, params: ToolListForContextParams) -> ToolListForContextResult:
-    return ToolListForContextResult(data=_visible(ctx, params.thread_id, params.caller, params.include_deferred))
+    views, _ = _visible(ctx, params.thread_id, params.caller, params.include_deferred)
+    return ToolListForContextResult(data=views)
 
 
 def tool_search(ctx: RequestContext, params: ToolSearchParams) -> ToolSearchResult:
-    visible = {view.name for view in _visible(ctx, params.thread_id, params.caller, include_deferred=True)}
+    _, visible = _visible(ctx, params.thread_id, params.caller, include_deferred=True)
     index = catalog(owner(ctx, params.thread_id)).index()
     found, missing = index.search(params.query, params.limit, visible=visible)
     return ToolSearchResult(data=found, missing=missing or None)
