@@ -1,0 +1,179 @@
+"""The OAuth credential envelope, ``<dataDir>/credentials.json`` (SPEC §6 ``mcpServer/oauth/login``).
+
+``{"version": 1, "entries": {"<server name> <exact url>": {"tokens", "clientInfo", "expiresAt", "metadata",
+"updatedAt"}}}``, mode 0600, replaced atomically under a file lock. Entries are keyed by server name *and* exact
+URL, so a config pointing at another URL never receives the old token. A file that does not parse is never
+overwritten (the tokens in it may still be recoverable): reads see no credentials, writes fail closed with
+``storeCorrupted``. This module stays free of the MCP SDK so status listing can use it without importing it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from mcp_runtime.store import write_atomic
+from protocol.jsonrpc import AppError
+
+CREDENTIALS_VERSION = 1
+CREDENTIALS_FILE = "credentials.json"
+_LOCK_TIMEOUT_S = 5.0
+_MAX_FILE_BYTES = 1024 * 1024
+
+Entry = dict[str, Any]
+"""One server's record: ``tokens`` (RFC 6749 token response), ``clientInfo`` (RFC 7591 registration),
+``expiresAt`` (epoch seconds of the access token's expiry, or None), ``metadata`` (discovered OAuth metadata,
+no secrets), ``updatedAt``."""
+
+
+def entry_key(name: str, url: str) -> str:
+    """Server names never contain a space, so the key splits back unambiguously."""
+    return f"{name} {url}"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class CredentialStore:
+    """Synchronous and short (one small file); async callers run it in a worker thread."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / CREDENTIALS_FILE
+        self._lock = FileLock(str(data_dir / f".{CREDENTIALS_FILE}.lock"), timeout=_LOCK_TIMEOUT_S)
+
+    def _read(self) -> dict[str, Entry]:
+        """The entries; raises ValueError when the file exists but is not a valid envelope."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        if len(raw) > _MAX_FILE_BYTES:
+            raise ValueError(f"{self.path.name} is larger than {_MAX_FILE_BYTES} bytes")
+        document = json.loads(raw)
+        if not isinstance(document, dict) or document.get("version") != CREDENTIALS_VERSION:
+            raise ValueError(f"{self.path.name} has an unknown version")
+        entries = document.get("entries")
+        if not isinstance(entries, dict) or not all(isinstance(v, dict) for v in entries.values()):
+            raise ValueError(f"{self.path.name} entries are not objects")
+        return entries
+
+    def get(self, name: str, url: str) -> Entry | None:
+        """The entry for exactly (name, url); None when absent or when the file is unreadable."""
+        try:
+            return self._read().get(entry_key(name, url))
+        except (OSError, ValueError):
+            return None
+
+    def has_tokens(self, name: str, url: str) -> bool:
+        entry = self.get(name, url)
+        return bool(entry and isinstance(entry.get("tokens"), dict) and entry["tokens"].get("access_token"))
+
+    def update(self, name: str, url: str, change: Callable[[Entry], Entry | None]) -> None:
+        """Apply ``change`` to the (possibly empty) entry under the lock; returning None deletes it."""
+        key = entry_key(name, url)
+        try:
+            with self._lock:
+                try:
+                    entries = self._read()
+                except (OSError, ValueError) as exc:
+                    raise AppError(
+                        "storeCorrupted",
+                        f"{self.path} cannot be read; it is left untouched until fixed",
+                        path=str(self.path),
+                    ) from exc
+                updated = change(dict(entries.get(key, {})))
+                if updated is None:
+                    if key not in entries:
+                        return
+                    entries.pop(key)
+                else:
+                    entries[key] = {**updated, "updatedAt": _now()}
+                document = {"version": CREDENTIALS_VERSION, "entries": entries}
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(self.path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode(), 0o600)
+        except Timeout as exc:
+            raise AppError("serverBusy", "the credential store is locked by another writer; retry") from exc
+
+    def put(self, name: str, url: str, entry: Entry) -> None:
+        self.update(name, url, lambda _: entry)
+
+    def delete(self, name: str, url: str | None = None) -> None:
+        """Forget (name, url), or every URL of ``name`` when ``url`` is None (server deleted)."""
+        if url is not None:
+            self.update(name, url, lambda _: None)
+            return
+        prefix = entry_key(name, "")
+        try:
+            with self._lock:
+                try:
+                    entries = self._read()
+                except (OSError, ValueError) as exc:
+                    raise AppError("storeCorrupted", f"{self.path} cannot be read", path=str(self.path)) from exc
+                kept = {k: v for k, v in entries.items() if not k.startswith(prefix)}
+                if len(kept) != len(entries):
+                    document = {"version": CREDENTIALS_VERSION, "entries": kept}
+                    write_atomic(self.path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode(), 0o600)
+        except Timeout as exc:
+            raise AppError("serverBusy", "the credential store is locked by another writer; retry") from exc
+
+
+def expires_at(tokens: dict[str, Any]) -> float | None:
+    """Absolute expiry of a token response, so it survives a restart (``expires_in`` is relative)."""
+    expires_in = tokens.get("expires_in")
+    if expires_in is None:
+        return None
+    try:
+        return time.time() + int(expires_in)
+    except (TypeError, ValueError):
+        return None
+
+
+class StoredTokenStorage:
+    """The SDK's ``TokenStorage`` protocol over one (name, url) entry of the envelope."""
+
+    def __init__(self, store: CredentialStore, name: str, url: str) -> None:
+        self.store, self.name, self.url = store, name, url
+
+    def entry(self) -> Entry | None:
+        return self.store.get(self.name, self.url)
+
+    async def get_tokens(self) -> Any:
+        """An ``OAuthToken`` or None."""
+        import anyio
+        from mcp.shared.auth import OAuthToken
+
+        entry = await anyio.to_thread.run_sync(self.entry)
+        tokens = entry.get("tokens") if entry else None
+        return OAuthToken.model_validate(tokens) if isinstance(tokens, dict) else None
+
+    async def set_tokens(self, tokens: Any) -> None:
+        import anyio
+
+        data = tokens.model_dump(mode="json", exclude_none=True)
+
+        def change(entry: Entry) -> Entry:
+            return {**entry, "tokens": data, "expiresAt": expires_at(data)}
+
+        await anyio.to_thread.run_sync(self.store.update, self.name, self.url, change)
+
+    async def get_client_info(self) -> Any:
+        """An ``OAuthClientInformationFull`` or None."""
+        import anyio
+        from mcp.shared.auth import OAuthClientInformationFull
+
+        entry = await anyio.to_thread.run_sync(self.entry)
+        info = entry.get("clientInfo") if entry else None
+        return OAuthClientInformationFull.model_validate(info) if isinstance(info, dict) else None
+
+    async def set_client_info(self, client_info: Any) -> None:
+        import anyio
+
+        data = client_info.model_dump(mode="json", exclude_none=True)
+        await anyio.to_thread.run_sync(self.store.update, self.name, self.url, lambda e: {**e, "clientInfo": data})
