@@ -46,6 +46,7 @@ class ClientConnection:
         self.opt_outs: frozenset[str] = frozenset()
         self.in_flight: dict[RequestId, anyio.CancelScope] = {}
         self.pending: dict[str, PendingServerRequest] = {}
+        self.closed = False
 
     def send_raw(self, data: bytes) -> None:
         try:
@@ -70,6 +71,8 @@ class ClientConnection:
 
     async def request(self, method: str, params: BaseModel, request_id: str) -> dict[str, Any]:
         """Send a server request and wait for this connection's answer (the raw response message)."""
+        if self.closed:
+            raise AppError("cancelled", "the client connection is closed")
         pending = self.pending[request_id] = PendingServerRequest()
         try:
             self.send_raw(
@@ -95,6 +98,7 @@ class ClientConnection:
 
     def abandon_server_requests(self) -> None:
         """The connection is closing: every pending server request resolves without an answer."""
+        self.closed = True
         for pending in self.pending.values():
             pending.done.set()
 

@@ -9,14 +9,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
-from anyio.abc import TaskGroup
+from anyio.abc import TaskGroup, TaskStatus
 
 from app_server.connection import ClientConnection
 from app_server.events import EventBus
 from protocol.jsonrpc import RequestId
 
 if TYPE_CHECKING:
+    from app_server.threads import ThreadRegistry
     from mcp_runtime.management import McpClientManager
+    from mcp_runtime.oauth import OAuthLogins
     from mcp_runtime.store import ConfigStore
     from mcp_runtime.thread_runtime import McpThreadRuntime
     from protocol.base import WireModel
@@ -31,6 +33,23 @@ class Daemon:
     bus: EventBus = field(default_factory=EventBus)
     tasks: TaskGroup | None = None
     _autostarted: bool = False
+    _logins: OAuthLogins | None = None
+    _logins_lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+    async def logins(self) -> OAuthLogins:
+        """The OAuth login coordinator; it runs in a daemon-owned task so a login outlives its request."""
+        async with self._logins_lock:
+            if self._logins is None:
+                assert self.tasks is not None, "the daemon is not serving"
+                self._logins = await self.tasks.start(self._run_logins)
+        return self._logins
+
+    async def _run_logins(self, *, task_status: TaskStatus[OAuthLogins]) -> None:
+        from mcp_runtime.oauth import OAuthLogins
+
+        async with OAuthLogins(self.data_dir) as logins:
+            task_status.started(logins)
+            await anyio.sleep_forever()
 
     @cached_property
     def store(self) -> ConfigStore:
@@ -44,7 +63,14 @@ class Daemon:
         """The app-scoped management owner, built on first use (it imports the MCP SDK)."""
         from mcp_runtime.management import McpClientManager
 
-        return McpClientManager(self._configs, self.publish, self.env)
+        return McpClientManager(self._configs, self.publish, self.env, self.data_dir)
+
+    @cached_property
+    def threads(self) -> ThreadRegistry:
+        """The canonical thread registry, built on first use (threads load from the data dir lazily)."""
+        from app_server.threads import ThreadRegistry
+
+        return ThreadRegistry(self.data_dir, configs=self._configs, sink=self.publish, env=self.env, bus=self.bus)
 
     def thread_runtime(self, thread_id: str, connection: ClientConnection) -> McpThreadRuntime:
         """The runtime of a canonical thread (``threadRequired`` / ``unknownThread`` / ``threadArchived``)."""
@@ -77,8 +103,20 @@ class Daemon:
         """A server is being deleted: its management connection stops (a start in progress is cancelled)."""
         if "manager" in self.__dict__:
             await self.manager.forget(name)
+        if self._logins is not None:
+            await self._logins.cancel(name)
+        from mcp_runtime.oauth import CredentialStore
+
+        CredentialStore(self.data_dir).delete(name)
+
+    async def logged_in(self, name: str) -> None:
+        """A login succeeded: a management connection waiting on it starts again with the new tokens."""
+        if "manager" in self.__dict__:
+            await self.manager.credentials_changed(name)
 
     async def aclose(self) -> None:
+        if "threads" in self.__dict__:
+            await self.threads.aclose()
         if "manager" in self.__dict__:
             await self.manager.aclose()
 

@@ -30,11 +30,18 @@ class EventBus:
         self.thread_subscribers[thread_id].add(connection)
 
     def publish(self, method: str, params: WireModel) -> None:
-        """Deliver a catalog notification; serialized once, shared by every recipient."""
+        """Deliver a catalog notification: thread-scoped ones to the thread's subscribers, others to all."""
+        thread_id = getattr(params, "thread_id", None)
+        self._deliver(method, params, self.thread_subscribers.get(thread_id, set()) if thread_id else self.connections)
+
+    def broadcast(self, method: str, params: WireModel) -> None:
+        """Deliver to every initialized connection even when the event names a thread (OAuth completion)."""
+        self._deliver(method, params, self.connections)
+
+    def _deliver(self, method: str, params: WireModel, targets: set[ClientConnection]) -> None:
+        """Serialized once, shared by every recipient."""
         if method not in NOTIFICATIONS:
             raise ValueError(f"{method} is not a catalog notification")
-        thread_id = getattr(params, "thread_id", None)
-        targets = self.thread_subscribers.get(thread_id, set()) if thread_id else self.connections
         if not targets:
             return
         params_json = params.model_dump_json().encode()

@@ -65,7 +65,10 @@ class Processor:
             connection.abandon_server_requests()
 
     async def _drain(self, tasks: anyio.abc.TaskGroup) -> None:
-        """Input ended: let in-flight requests answer, cancel what is left after a grace period."""
+        """Input ended: let in-flight requests answer, cancel what is left after a grace period.
+
+        No answer can arrive any more, so pending server requests (elicitations) resolve at once (as cancel)."""
+        self.connection.abandon_server_requests()
         with anyio.move_on_after(SHUTDOWN_GRACE_S):
             while self.connection.in_flight:
                 await anyio.sleep(0.01)

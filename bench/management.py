@@ -96,7 +96,8 @@ def main() -> None:
     print(f"start: one alone {report['start_one_s']} s; 16 at once {report['start_16_at_once_s']} s; "
           f"ratio {report['start_ratio']} (budget ≤ 1.5)")
     print(f"mcpServerStatus/list, 16 connected: {report['status_list_16_us']} µs full, "
-          f"{report['status_list_16_tools_and_auth_us']} µs toolsAndAuthOnly (mcpServer/list {report['server_list_us']} µs)")
+          f"{report['status_list_16_tools_and_auth_us']} µs toolsAndAuthOnly "
+          f"(mcpServer/list {report['server_list_us']} µs)")
     print(f"mcpTool/search over 16x128 tools, round trip: {report['search_16x128_us']} µs (budget ≤ 2000 µs)")
     print(f"daemon RSS with 32 connected servers: {report['rss_32_servers_mib']} MiB (budget ≤ 150 MiB)")
 

@@ -9,6 +9,7 @@ supervisor task that turns every outcome into a typed state (``connected``, ``fa
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -88,11 +89,28 @@ def _dump(model: Any) -> dict[str, Any]:
     return model.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
-def validate_tools(server: str, tools: list[dict[str, Any]]) -> list[McpTool]:
-    """SPEC §5 limits and names; any violation fails the whole registration."""
+@functools.lru_cache(maxsize=4096)
+def _schema_problem(text: str) -> str | None:
+    """Why a JSON Schema (given as canonical JSON) is invalid, or None.
+
+    Checking against the 2020-12 meta-schema costs about a millisecond; servers repeat schemas across
+    tools, restarts and owners, so each distinct schema is checked once.
+    """
     from jsonschema import SchemaError
     from jsonschema.validators import validator_for
 
+    schema = json.loads(text)
+    if not isinstance(schema, dict):
+        return "is not an object"
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        return exc.message[:200]
+    return None
+
+
+def validate_tools(server: str, tools: list[dict[str, Any]]) -> list[McpTool]:
+    """SPEC §5 limits and names; any violation fails the whole registration."""
     if len(tools) > MAX_TOOLS_PER_SERVER:
         raise AppError(
             "tooManyTools", f"server lists {len(tools)} tools (max {MAX_TOOLS_PER_SERVER})", limit=MAX_TOOLS_PER_SERVER
@@ -114,14 +132,9 @@ def validate_tools(server: str, tools: list[dict[str, Any]]) -> list[McpTool]:
             schema = raw.get(key)
             if schema is None and key == "outputSchema":
                 continue
-            try:
-                if not isinstance(schema, dict):
-                    raise SchemaError(f"{key} is not an object")
-                validator_for(schema).check_schema(schema)
-            except SchemaError as exc:
-                raise AppError(
-                    "startupFailed", f"tool {name} has an invalid {key}: {exc.message[:200]}", tool=name
-                ) from exc
+            problem = _schema_problem(json.dumps(schema, sort_keys=True))
+            if problem is not None:
+                raise AppError("startupFailed", f"tool {name} has an invalid {key}: {problem}", tool=name)
         result.append(McpTool.model_validate(raw))
     return result
 
@@ -162,6 +175,15 @@ def _probe_bounded_client() -> type[Client]:
             return session
 
     return ProbeBoundedClient
+
+
+@functools.cache
+def _call_result_adapter() -> Any:
+    """Built once: a pydantic TypeAdapter over the result union costs about a millisecond to construct."""
+    import mcp_types as types
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(types.CallToolResult | types.InputRequiredResult)
 
 
 async def _decline(_ctx: Any, _params: Any) -> Any:
@@ -231,7 +253,8 @@ class McpConnection:
 
     @property
     def connected(self) -> bool:
-        return self._state.status == "connected"
+        """Connected and usable: a session whose loss is recorded (teardown in progress) is not."""
+        return self._state.status == "connected" and self._lost_error is None
 
     @property
     def tools(self) -> list[McpTool]:
@@ -665,11 +688,10 @@ class McpConnection:
         ``structuredContent`` does not match the ``outputSchema`` (the caller validates and reports)."""
         import mcp_types as types
         from mcp.shared.exceptions import MCPError
-        from pydantic import TypeAdapter
 
         client = self._require()
         session = client.session
-        adapter: TypeAdapter[Any] = TypeAdapter(types.CallToolResult | types.InputRequiredResult)
+        adapter = _call_result_adapter()
 
         async def send(responses: types.InputResponses | None, state: str | None) -> Any:
             request = types.CallToolRequest(

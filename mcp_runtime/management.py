@@ -12,10 +12,13 @@ import asyncio
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import structlog
 
+from mcp_runtime import oauth
 from mcp_runtime.catalog import CatalogCache
 from mcp_runtime.config import normalized
 from mcp_runtime.connection import McpConnection
@@ -23,6 +26,9 @@ from mcp_runtime.events import EventSink
 from protocol.config import HttpServerConfig, McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import AuthStatus, ErrorInfo, ServerStatus, StartupState, StartupStatusUpdated
+
+if TYPE_CHECKING:
+    import httpx2
 
 log = structlog.get_logger("mcp_runtime.management")
 
@@ -40,18 +46,27 @@ class _Entry:
     connection: McpConnection | None = None
     config: McpServerConfig | None = None
     restart: asyncio.Task[None] | None = None
+    auth_error: AppError | None = None
     attempts: int = 0
     connected_at: float | None = None
 
 
-def auth_status(config: McpServerConfig) -> AuthStatus:
+def connection_auth(name: str, config: McpServerConfig, data_dir: Path) -> httpx2.Auth | None:
+    """The OAuth provider for a connection, or None; an OAuth server not logged in fails closed here.
+
+    Starting it would only learn the same from a 401 a round trip later, and a start never begins a login.
+    """
+    if not isinstance(config, HttpServerConfig):
+        return None
+    if config.oauth is not None and oauth.auth_status(name, config.url, config, data_dir) == "notLoggedIn":
+        raise AppError("authRequired", f"server {name} needs an OAuth login (mcpServer/oauth/login)", server=name)
+    return oauth.oauth_auth(name, config.url, config, data_dir)
+
+
+def auth_status(name: str, config: McpServerConfig, data_dir: Path) -> AuthStatus:
     if not isinstance(config, HttpServerConfig):
         return "unsupported"
-    if config.oauth is not None:
-        return "unknown"
-    if config.bearer_token_env_var or config.env_headers:
-        return "bearerToken"
-    return "unsupported"
+    return oauth.auth_status(name, config.url, config, data_dir)
 
 
 class McpClientManager:
@@ -62,7 +77,9 @@ class McpClientManager:
         store_snapshot: Callable[[], dict[str, McpServerConfig]],
         sink: EventSink,
         env: Mapping[str, str],
+        data_dir: Path,
     ) -> None:
+        self._data_dir = data_dir
         self._snapshot = store_snapshot
         self._sink = sink
         self._env = env
@@ -81,11 +98,19 @@ class McpClientManager:
     def _status(self, name: str, config: McpServerConfig) -> ServerStatus:
         entry = self._entries.get(name)
         connection = entry.connection if entry is not None else None
+        if connection is None and entry is not None and entry.auth_error is not None:
+            error = entry.auth_error
+            return ServerStatus(
+                name=name,
+                runtime_status="authenticationRequired",
+                auth_status=auth_status(name, config, self._data_dir),
+                last_error=ErrorInfo(reason=error.reason, message=error.message),
+            )
         if connection is None:
             return ServerStatus(
                 name=name,
                 runtime_status="notStarted" if config.enabled else "disabled",
-                auth_status=auth_status(config),
+                auth_status=auth_status(name, config, self._data_dir),
             )
         state = connection.state
         runtime = state.status
@@ -100,7 +125,7 @@ class McpClientManager:
             tools={tool.name: tool for tool in state.tools},
             resources=state.resources,
             resource_templates=state.resource_templates,
-            auth_status=auth_status(config),
+            auth_status=auth_status(name, config, self._data_dir),
             last_error=state.last_error,
             stderr_tail=state.stderr_tail,
         )
@@ -139,7 +164,7 @@ class McpClientManager:
                 status=status,
                 error=ErrorInfo(reason=error.reason, message=error.message) if error is not None else None,
                 failure_reason="reauthenticationRequired"
-                if error is not None and error.reason == "reauthenticationRequired"
+                if error is not None and error.reason in ("authRequired", "reauthenticationRequired")
                 else None,
             ),
         )
@@ -175,6 +200,13 @@ class McpClientManager:
             carried = old.subscriptions
             await old.close()
         self._publish(name, "starting")
+        try:
+            auth = connection_auth(name, config, self._data_dir)
+        except AppError as exc:
+            entry.auth_error = exc
+            self._publish(name, "failed", exc)
+            raise
+        entry.auth_error = None
         connection = McpConnection(
             name,
             config,
@@ -182,6 +214,7 @@ class McpClientManager:
             sink=self._sink,
             on_lost=self._lost,
             subscriptions=carried,
+            auth=auth,
         )
         entry.connection = connection
         entry.config = config
@@ -210,6 +243,7 @@ class McpClientManager:
         if entry is None:
             return
         self._cancel_restart(entry)
+        entry.auth_error = None
         connection = entry.connection
         if connection is not None:
             await connection.close()  # interrupts a start holding the lock; it publishes ``cancelled``
@@ -235,6 +269,15 @@ class McpClientManager:
             return
         await self._stop(name)
         if config is not None and config.enabled and was_running and not self._closed:
+            self._spawn_start(name)
+
+    async def credentials_changed(self, name: str) -> None:
+        """New OAuth tokens: a server that was started (or failed for want of a login) reconnects with them."""
+        entry = self._entries.get(name)
+        if entry is None or self._closed:
+            return
+        if entry.auth_error is not None or entry.connection is not None:
+            await self._stop(name)
             self._spawn_start(name)
 
     async def start_enabled(self) -> None:

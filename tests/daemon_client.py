@@ -60,6 +60,10 @@ class JsonLinesClient:
             self.eof = True
             self._cond.notify_all()
 
+    def join(self, timeout: float = 10.0) -> None:
+        """Wait for the reader thread to see end of input."""
+        self._thread.join(timeout)
+
     def send(self, message: dict[str, Any]) -> None:
         self.send_raw(json.dumps(message).encode() + b"\n")
 
@@ -192,9 +196,12 @@ def unix_client(path: Path) -> Iterator[JsonLinesClient]:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(str(path))
     reader, writer = sock.makefile("rb"), sock.makefile("wb")
+    client = JsonLinesClient(reader, writer)
     try:
-        yield JsonLinesClient(reader, writer)
+        yield client
     finally:
+        sock.shutdown(socket.SHUT_RDWR)
+        client.join()
         writer.close()
         reader.close()
         sock.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -304,7 +305,7 @@ async def test_everything_server() -> None:
 
 
 def manager_for(configs: dict[str, McpServerConfig], sink: Sink) -> McpClientManager:
-    return McpClientManager(lambda: dict(configs), sink, dict(os.environ))
+    return McpClientManager(lambda: dict(configs), sink, dict(os.environ), Path(tempfile.mkdtemp()))
 
 
 async def test_manager_start_stop_and_statuses() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from app_server.handlers import apps, runtime, servers
+from app_server.handlers import apps, oauth, runtime, servers, threads
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
 
@@ -13,4 +13,6 @@ HANDLERS: dict[str, Handler] = {
     **servers.ROUTES,
     **apps.ROUTES,
     **runtime.ROUTES,
+    **threads.ROUTES,
+    **oauth.ROUTES,
 }

@@ -200,8 +200,9 @@ def threads(smoke: Smoke, d: Daemon) -> None:
     smoke.check("threads", "tool call", call)
 
     def progress() -> str:
+        arguments = {"steps": 3, "delay_ms": 10}
         request = d.start_request("mcpServer/tool/call", {"threadId": state["id"], "turnId": "t1", "server": "fx",
-                                                          "tool": "progress", "arguments": {"steps": 3, "delay_ms": 10}})
+                                                          "tool": "progress", "arguments": arguments})
         d.wait_response(request, 60)
         events = [p for p in d.notifications("mcpServer/tool/progress") if p["requestId"] == request]
         assert len(events) == 3 and events[0]["turnId"] == "t1"

@@ -1,0 +1,52 @@
+"""``mcpServer/oauth/login``: answer with the authorization URL at once; completion is an event to everyone."""
+
+from __future__ import annotations
+
+import anyio
+
+from app_server.daemon import RequestContext
+from protocol.config import HttpServerConfig
+from protocol.jsonrpc import AppError
+from protocol.server import ErrorInfo, OAuthLoginCompleted, OAuthLoginParams, OAuthLoginResult
+
+
+async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResult:
+    daemon = ctx.daemon
+    config = daemon.store.require(params.name).config
+    if not isinstance(config, HttpServerConfig) or config.oauth is None:
+        raise AppError("unsupported", f"server {params.name} is not configured for OAuth", name=params.name)
+    if params.thread_id is not None:
+        daemon.thread_runtime(params.thread_id, ctx.connection)
+    logins = await daemon.logins()
+    announced = anyio.Event()
+    login_id: list[str] = []
+
+    async def complete(success: bool, error: ErrorInfo | None) -> None:
+        await announced.wait()  # the response carrying loginId goes out before the completion event
+        daemon.bus.broadcast(
+            "mcpServer/oauthLogin/completed",
+            OAuthLoginCompleted(
+                name=params.name, login_id=login_id[0], thread_id=params.thread_id, success=success, error=error
+            ),
+        )
+        if success:
+            await daemon.logged_in(params.name)
+
+    def on_done(success: bool, error: ErrorInfo | None) -> None:
+        assert daemon.tasks is not None
+        daemon.tasks.start_soon(complete, success, error)
+
+    started = await logins.start(
+        params.name,
+        config.url,
+        scopes=params.scopes or config.oauth.scopes,
+        allowed_origins=config.oauth.allowed_origins,
+        timeout_s=float(params.timeout_secs or 180),
+        on_done=on_done,
+    )
+    login_id.append(started.login_id)
+    announced.set()
+    return OAuthLoginResult(authorization_url=started.authorization_url, login_id=started.login_id)
+
+
+ROUTES = {"mcpServer/oauth/login": login}

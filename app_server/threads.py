@@ -1,0 +1,326 @@
+"""Canonical threads: the registry, ``ExecutionBackend`` and ``AgentRuntimeState`` (SPEC §3, §4).
+
+The only path to a tool execution is ``threadId → CanonicalThread → ExecutionBackend → AgentRuntimeState →
+McpThreadRuntime``. The owner is never guessed: a missing/empty id is ``threadRequired``, an id with no
+durable record is ``unknownThread``, an archived thread is ``threadArchived``.
+
+A thread is durable: ``<dataDir>/threads/<id>.json`` (written atomically, mode 0600) holds its record and its
+resolved server set; its facts live next to it (``read_model``). After a restart a thread is loaded again when
+it is first referenced, and its servers connect then, in the background.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from app_server.connection import ClientConnection
+from app_server.events import EventBus
+from app_server.logs import get_logger
+from app_server.read_model import ReadModel
+from protocol.config import McpServerConfig
+from protocol.jsonrpc import AppError
+from protocol.thread import ResourceReadFact, Thread, ThreadStartParams
+
+if TYPE_CHECKING:
+    from mcp_runtime.events import EventSink
+    from mcp_runtime.thread_runtime import McpThreadRuntime
+
+log = get_logger("app_server.threads")
+
+RECORD_VERSION = 1
+_THREAD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class ThreadRecord:
+    """What is durable about a thread: identity, status, its resolved servers and its tool filters."""
+
+    id: str
+    name: str
+    cwd: str
+    created_at: str
+    status: Literal["active", "archived"]
+    servers: dict[str, McpServerConfig]
+    allowed_tools: list[str] | None = None
+    disabled_tools: list[str] | None = None
+
+    def view(self) -> Thread:
+        return Thread(
+            id=self.id,
+            name=self.name,
+            cwd=self.cwd,
+            created_at=self.created_at,
+            status=self.status,
+            servers=sorted(self.servers),
+        )
+
+    def encode(self) -> bytes:
+        from mcp_runtime.config import to_wire
+
+        document: dict[str, Any] = {
+            "version": RECORD_VERSION,
+            "id": self.id,
+            "name": self.name,
+            "cwd": self.cwd,
+            "createdAt": self.created_at,
+            "status": self.status,
+            "mcpServers": {name: to_wire(config) for name, config in sorted(self.servers.items())},
+            "allowedTools": self.allowed_tools,
+            "disabledTools": self.disabled_tools,
+        }
+        return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> ThreadRecord:
+        from mcp_runtime.config import parse_server_config
+
+        raw = json.loads(data)
+        if not isinstance(raw, dict) or raw.get("version") != RECORD_VERSION:
+            raise ValueError("unsupported thread record")
+        servers = {name: parse_server_config(name, config) for name, config in raw["mcpServers"].items()}
+        status = raw["status"]
+        if status not in ("active", "archived"):
+            raise ValueError("invalid thread status")
+        return cls(
+            id=str(raw["id"]),
+            name=str(raw["name"]),
+            cwd=str(raw["cwd"]),
+            created_at=str(raw["createdAt"]),
+            status=status,
+            servers=servers,
+            allowed_tools=raw.get("allowedTools"),
+            disabled_tools=raw.get("disabledTools"),
+        )
+
+
+class AgentRuntimeState:
+    """The live state of one thread's agent runtime; it holds the thread's MCP runtime."""
+
+    def __init__(self, mcp: McpThreadRuntime) -> None:
+        self.mcp = mcp
+
+    async def aclose(self) -> None:
+        await self.mcp.aclose()
+
+
+class ExecutionBackend:
+    """Where a thread's work runs (in this process). Builds the runtime state on first use; it connects the
+    thread's servers in the background."""
+
+    def __init__(self, factory: Callable[[], McpThreadRuntime]) -> None:
+        self._factory = factory
+        self._state: AgentRuntimeState | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._state is not None
+
+    def state(self) -> AgentRuntimeState:
+        if self._state is None:
+            runtime = self._factory()
+            runtime.start()
+            self._state = AgentRuntimeState(runtime)
+        return self._state
+
+    async def aclose(self) -> None:
+        state, self._state = self._state, None
+        if state is not None:
+            await state.aclose()
+
+
+@dataclass(eq=False)
+class CanonicalThread:
+    record: ThreadRecord
+    backend: ExecutionBackend = field(init=False)
+
+
+class ThreadRegistry:
+    """Every canonical thread of this daemon (loaded lazily from the data dir)."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        configs: Callable[[], Mapping[str, McpServerConfig]],
+        sink: EventSink,
+        env: Mapping[str, str],
+        bus: EventBus,
+    ) -> None:
+        self.data_dir = data_dir
+        self.directory = data_dir / "threads"
+        self.facts = ReadModel(self.directory)
+        self._configs = configs
+        self._sink = sink
+        self._env = env
+        self._bus = bus
+        self._threads: dict[str, CanonicalThread] = {}
+
+    # ------------------------------------------------------------- durability
+
+    def _path(self, thread_id: str) -> Path:
+        return self.directory / f"{thread_id}.json"
+
+    def _save(self, record: ThreadRecord) -> None:
+        from mcp_runtime.store import write_atomic
+
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_atomic(self._path(record.id), record.encode())
+
+    def _load(self, thread_id: str) -> ThreadRecord | None:
+        try:
+            data = self._path(thread_id).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        try:
+            return ThreadRecord.decode(data)
+        except (ValueError, KeyError, TypeError, AppError) as exc:
+            log.warning("unreadable thread record", thread_id=thread_id, error=type(exc).__name__)
+            return None
+
+    def _canonical(self, record: ThreadRecord) -> CanonicalThread:
+        thread = CanonicalThread(record)
+        thread.backend = ExecutionBackend(lambda: self._build_runtime(thread))
+        self._threads[record.id] = thread
+        return thread
+
+    def _build_runtime(self, thread: CanonicalThread) -> McpThreadRuntime:
+        from app_server.handlers.runtime import preview_content
+        from mcp_runtime.thread_runtime import McpThreadRuntime
+
+        record = thread.record
+        thread_id = record.id
+
+        def record_fact(fact: ResourceReadFact) -> None:
+            self.facts.append(thread_id, fact)
+
+        return McpThreadRuntime(
+            thread_id,
+            record.servers,
+            sink=self._sink,
+            env=self._env,
+            data_dir=self.data_dir,
+            allowed_tools=record.allowed_tools,
+            disabled_tools=record.disabled_tools,
+            record_fact=record_fact,
+            preview=preview_content,
+        )
+
+    # ----------------------------------------------------------------- lookup
+
+    def get(self, thread_id: str | None) -> CanonicalThread:
+        """The canonical thread for an id (never guessed): threadRequired / unknownThread."""
+        if not thread_id:
+            raise AppError("threadRequired", "threadId is required")
+        thread = self._threads.get(thread_id)
+        if thread is not None:
+            return thread
+        record = self._load(thread_id) if _THREAD_ID.fullmatch(thread_id) else None
+        if record is None:
+            raise AppError("unknownThread", "no thread with this id", threadId=thread_id[:64])
+        return self._canonical(record)
+
+    def runtime(self, thread_id: str | None, connection: ClientConnection | None) -> McpThreadRuntime:
+        """``threadId → CanonicalThread → ExecutionBackend → AgentRuntimeState → McpThreadRuntime``."""
+        thread = self.get(thread_id)
+        if thread.record.status == "archived":
+            raise AppError("threadArchived", "the thread is archived", threadId=thread.record.id)
+        if connection is not None:
+            self._bus.subscribe(thread.record.id, connection)
+        return thread.backend.state().mcp
+
+    # ---------------------------------------------------------------- methods
+
+    def _server_set(self, params: ThreadStartParams) -> dict[str, McpServerConfig]:
+        from mcp_runtime.config import check_server, normalized
+        from mcp_runtime.limits import MAX_SERVERS
+
+        servers: dict[str, McpServerConfig] = {}
+        if not params.strict_mcp_config:
+            app = self._configs()
+            if params.servers is not None:
+                for name in params.servers:
+                    if name not in app:
+                        raise AppError("unknownServer", f"no server named {name}", server=name)
+                names = list(dict.fromkeys(params.servers))
+            else:
+                names = sorted(app)
+            servers = {name: app[name] for name in names if app[name].enabled}
+        for name, config in (params.mcp_servers or {}).items():
+            check_server(name, config)
+            existing = servers.get(name)
+            if existing is not None and normalized(existing) != normalized(config):
+                raise AppError(
+                    "conflictingServerConfig",
+                    f"server {name} is configured differently by the app and by mcpServers",
+                    server=name,
+                )
+            if existing is None and config.enabled:
+                servers[name] = config
+        if len(servers) > MAX_SERVERS:
+            raise AppError("tooManyServers", f"a thread has at most {MAX_SERVERS} servers", limit=MAX_SERVERS)
+        return servers
+
+    def start(self, params: ThreadStartParams, connection: ClientConnection) -> Thread:
+        servers = self._server_set(params)
+        record = ThreadRecord(
+            id=f"thr_{uuid.uuid4().hex}",
+            name=params.name or "",
+            cwd=params.cwd or os.getcwd(),
+            created_at=_now(),
+            status="active",
+            servers=servers,
+            allowed_tools=params.allowed_tools,
+            disabled_tools=params.disabled_tools,
+        )
+        self._save(record)
+        thread = self._canonical(record)
+        self._bus.subscribe(record.id, connection)
+        thread.backend.state()  # connects in the background; thread/start returns at once
+        return record.view()
+
+    def list(self) -> list[Thread]:
+        records: dict[str, ThreadRecord] = {}
+        if self.directory.is_dir():
+            for path in self.directory.glob("*.json"):
+                thread_id = path.name[: -len(".json")]
+                if path.name.startswith(".") or not _THREAD_ID.fullmatch(thread_id):
+                    continue
+                record = self._threads[thread_id].record if thread_id in self._threads else self._load(thread_id)
+                if record is not None:
+                    records[record.id] = record
+        for thread_id, thread in self._threads.items():
+            records[thread_id] = thread.record
+        ordered = sorted(records.values(), key=lambda r: (r.created_at, r.id), reverse=True)
+        return [r.view() for r in ordered]
+
+    def read(self, thread_id: str | None, connection: ClientConnection) -> tuple[Thread, list[ResourceReadFact]]:
+        thread = self.get(thread_id)
+        self._bus.subscribe(thread.record.id, connection)
+        return thread.record.view(), self.facts.facts(thread.record.id)
+
+    async def archive(self, thread_id: str | None) -> Thread:
+        thread = self.get(thread_id)
+        if thread.record.status != "archived":
+            thread.record = replace(thread.record, status="archived")
+            self._save(thread.record)
+            await thread.backend.aclose()
+        return thread.record.view()
+
+    async def aclose(self) -> None:
+        import anyio
+
+        async with anyio.create_task_group() as tg:
+            for thread in self._threads.values():
+                tg.start_soon(thread.backend.aclose)
