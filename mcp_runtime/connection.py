@@ -26,7 +26,7 @@ from mcp_runtime.transport import REASON_MARKER, StderrTail, StdioTransport, bui
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import REASON_CODES, AppError
 from protocol.resource import ResourcesUpdated, ResourceUpdated
-from protocol.server import ErrorInfo, McpTool, RuntimeStatus
+from protocol.server import AuthStatus, ErrorInfo, McpTool, RuntimeStatus, ServerStatus
 from protocol.tool import ToolsUpdated
 
 if TYPE_CHECKING:
@@ -66,6 +66,25 @@ class ConnectionState:
     resource_templates: list[dict[str, Any]] = field(default_factory=list)
     last_error: ErrorInfo | None = None
     stderr_tail: str | None = None
+
+
+def server_status(
+    name: str, state: ConnectionState, auth: AuthStatus, runtime: RuntimeStatus | None = None
+) -> ServerStatus:
+    """The status row of a server from its connection's cached state (both owners report the same shape)."""
+    return ServerStatus(
+        name=name,
+        runtime_status=runtime or state.status,
+        server_info=state.server_info,
+        server_capabilities=state.capabilities,
+        protocol_version=state.protocol_version,
+        tools={tool.name: tool for tool in state.tools},
+        resources=state.resources,
+        resource_templates=state.resource_templates,
+        auth_status=auth,
+        last_error=state.last_error,
+        stderr_tail=state.stderr_tail,
+    )
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

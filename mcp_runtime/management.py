@@ -21,7 +21,7 @@ import structlog
 from mcp_runtime import oauth
 from mcp_runtime.catalog import CatalogCache
 from mcp_runtime.config import normalized
-from mcp_runtime.connection import McpConnection
+from mcp_runtime.connection import McpConnection, server_status
 from mcp_runtime.events import EventSink
 from protocol.config import HttpServerConfig, McpServerConfig
 from protocol.jsonrpc import AppError
@@ -113,22 +113,8 @@ class McpClientManager:
                 auth_status=auth_status(name, config, self._data_dir),
             )
         state = connection.state
-        runtime = state.status
-        if runtime == "notStarted" and not config.enabled:
-            runtime = "disabled"
-        return ServerStatus(
-            name=name,
-            runtime_status=runtime,
-            server_info=state.server_info,
-            server_capabilities=state.capabilities,
-            protocol_version=state.protocol_version,
-            tools={tool.name: tool for tool in state.tools},
-            resources=state.resources,
-            resource_templates=state.resource_templates,
-            auth_status=auth_status(name, config, self._data_dir),
-            last_error=state.last_error,
-            stderr_tail=state.stderr_tail,
-        )
+        runtime = "disabled" if state.status == "notStarted" and not config.enabled else state.status
+        return server_status(name, state, auth_status(name, config, self._data_dir), runtime)
 
     def status(self, name: str) -> ServerStatus:
         """From cached state only: never waits on a server that is starting."""

@@ -31,7 +31,7 @@ import anyio
 import structlog
 
 from mcp_runtime.catalog import CatalogCache, build_views, full_name, visible_for_context
-from mcp_runtime.connection import McpConnection, ProgressCallback
+from mcp_runtime.connection import McpConnection, ProgressCallback, server_status
 from mcp_runtime.events import EventSink
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.management import auth_status, connection_auth
@@ -244,20 +244,7 @@ class McpThreadRuntime:
             return ServerStatus(
                 name=name, runtime_status="notStarted", auth_status=auth_status(name, config, self._data_dir)
             )
-        state = connection.state
-        return ServerStatus(
-            name=name,
-            runtime_status=state.status,
-            server_info=state.server_info,
-            server_capabilities=state.capabilities,
-            protocol_version=state.protocol_version,
-            tools={tool.name: tool for tool in state.tools},
-            resources=state.resources,
-            resource_templates=state.resource_templates,
-            auth_status=auth_status(name, config, self._data_dir),
-            last_error=state.last_error,
-            stderr_tail=state.stderr_tail,
-        )
+        return server_status(name, connection.state, auth_status(name, config, self._data_dir))
 
     def status(self, name: str) -> ServerStatus:
         return self._status(name, self._server(name))

@@ -6,13 +6,13 @@ import contextlib
 import hashlib
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from mcp_runtime.store import write_atomic
 from protocol.jsonrpc import AppError
 
 
@@ -65,25 +65,9 @@ def locked(data_dir: Path, target: Path) -> Iterator[None]:
 
 
 def atomic_write(path: Path, data: bytes, *, mode: int | None) -> None:
-    """Temp file in the same folder, fsync, keep the mode, rename over, fsync the folder."""
+    """The store's atomic replace (temp file, fsync, rename, fsync the folder), keeping the file's mode."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fchmod(handle.fileno(), NEW_FILE_MODE if mode is None else mode)
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_atomic(path, data, NEW_FILE_MODE if mode is None else mode)
 
 
 def file_mode(path: Path) -> int | None:
