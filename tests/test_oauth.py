@@ -319,6 +319,8 @@ async def test_invalid_timeout_and_insecure_url(data_dir: Path) -> None:
 
 
 # --- runtime auth, in process ---------------------------------------------------------------------------------
+# These exercise only the httpx2.Auth layer (token refresh and refusal rules) over HTTP: the protected endpoint
+# answers bare status codes, no MCP message is faked. The MCP side is covered against the real OAuth fixture.
 
 
 def mock_server(
@@ -355,7 +357,7 @@ async def test_concurrent_refreshes_are_merged(data_dir: Path) -> None:
             return httpx2.Response(200, json={"access_token": "new", "expires_in": 60, "token_type": "bearer"})
         if request.headers.get("authorization") != "Bearer new":
             return httpx2.Response(401)
-        return httpx2.Response(200, json={"jsonrpc": "2.0", "id": 1, "result": {}})
+        return httpx2.Response(200)
 
     auth, url = mock_server(handler, data_dir, expired=True)
     statuses: list[int] = []
@@ -382,7 +384,7 @@ async def test_401_with_a_valid_looking_token_refreshes_once(data_dir: Path) -> 
             refreshes.append(1)
             return httpx2.Response(200, json={"access_token": "new", "expires_in": 60})
         ok = request.headers.get("authorization") == "Bearer new"
-        return httpx2.Response(200 if ok else 401, json={"jsonrpc": "2.0", "id": 1, "result": {}})
+        return httpx2.Response(200 if ok else 401)
 
     auth, url = mock_server(handler, data_dir, expired=False)
     async with httpx2.AsyncClient(auth=auth, transport=httpx2.MockTransport(handler)) as client:
