@@ -90,7 +90,10 @@ class Daemon:
         self.tasks.start_soon(self._start_enabled)
 
     async def _start_enabled(self) -> None:
+        from app_server.logs import configure
+
         await anyio.sleep(0)
+        configure()
         if self.store.corruption is None and any(s.config.enabled for s in self.store.list()):
             await self.manager.start_enabled()
 

@@ -30,21 +30,35 @@ def set_level(level: str) -> None:
 
 
 def _configure() -> None:
+    """structlog and the stdlib root logger (the SDK and httpx log there) both write JSON lines to stderr."""
     global _configured
     import structlog
 
+    shared = [
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _redact,
+        structlog.processors.format_exc_info,
+    ]
     structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            _redact,
-            structlog.processors.format_exc_info,
-            structlog.processors.JSONRenderer(),
-        ],
+        processors=[*shared, structlog.processors.JSONRenderer()],
         wrapper_class=structlog.make_filtering_bound_logger(_level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.JSONRenderer(),
+            ],
+            foreign_pre_chain=[structlog.stdlib.add_logger_name, *shared],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(max(_level, logging.WARNING))
     _configured = True
 
 
@@ -70,6 +84,7 @@ def get_logger(name: str) -> LazyLogger:
 
 
 def configure() -> None:
-    """Configure structlog now (for code paths that use structlog directly, such as mcp_runtime)."""
+    """Configure logging now, before code that logs through structlog or stdlib directly (mcp_runtime, the SDK)
+    runs: unconfigured structlog would print to stdout, which carries only protocol."""
     if not _configured:
         _configure()

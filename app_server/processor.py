@@ -12,6 +12,7 @@ from app_server import __version__, handshake
 from app_server.connection import ClientConnection, encode
 from app_server.daemon import Daemon, RequestContext
 from app_server.lines import TOO_LARGE, read_lines
+from app_server.logs import configure as configure_logging
 from app_server.logs import get_logger
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from protocol.catalog import METHODS, NOTIFICATIONS, RETIRED
@@ -134,6 +135,7 @@ class Processor:
         if method not in METHODS:
             connection.respond_error(request_id, AppError("methodNotFound", f"unknown method {method[:100]}"))
             return
+        configure_logging()
         from app_server.handlers import HANDLERS
 
         handler = HANDLERS.get(method)

@@ -272,3 +272,22 @@ def test_server_memory(daemon: Daemon, tmp_path: Path) -> None:
     status = daemon.request("mcpServer/start", {"name": "mem"}, timeout=60)["status"]
     assert {"create_entities", "read_graph", "search_nodes"} <= set(status["tools"])
     assert all(tool.get("outputSchema") for tool in status["tools"].values())
+
+
+def test_stdout_carries_protocol_only_and_stderr_is_json_lines(data_dir: Path) -> None:
+    with running_daemon(data_dir) as d:
+        d.initialize()
+        d.request("mcpServer/create", {"name": "fx", "config": fixture_config()})
+        d.request("mcpServer/create", {"name": "junk", "config": command("garbage_stdout.py", "--then-serve")})
+        d.request("mcpServer/create", {"name": "crash", "config": command("crash_at_start.py")})
+        for name in ("fx", "junk", "crash"):
+            d.start_request("mcpServer/start", {"name": name})
+        for name in ("fx", "junk", "crash"):
+            d.wait_notification("mcpServer/startupStatus/updated",
+                                lambda p, n=name: p["name"] == n and p["status"] in ("ready", "failed"), timeout=60)
+        assert d.close() == 0
+        assert not [m for m in d._messages if "__unparsable__" in m]
+        lines = d.stderr().splitlines()
+        assert lines
+        for line in lines:
+            assert isinstance(json.loads(line), dict), line
