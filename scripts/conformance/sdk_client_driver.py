@@ -1,0 +1,165 @@
+"""Baseline client for the MCP conformance harness: the scenario steps done directly with the official SDK.
+
+The harness (``conformance client --command "<python> sdk_client_driver.py" --scenario NAME``) starts the
+scenario's server, then runs this command with the server URL appended as the last argument and the scenario
+name in ``MCP_CONFORMANCE_SCENARIO``. What we do is what the harness' own reference client does
+(``examples/clients/typescript/everything-client.ts``):
+
+- every scenario: connect (initialize), ``tools/list``;
+- ``auth/*`` scenarios: additionally ``tools/call test-tool {}`` through an ``OAuthClientProvider`` whose
+  redirect handler plays the browser (GET the authorization URL without following redirects and read the
+  ``code``/``state``/``iss`` off the ``Location`` header, which points at our never-served redirect URI),
+  with in-memory token storage and the reference client's CIMD URL as ``client_metadata_url``;
+- ``tools_call``: ``tools/call add_numbers {a: 5, b: 3}`` (the tool that scenario's server exposes).
+
+Exit code 0 on success; non-zero with a one-line reason on stderr otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+
+# Same fixed CIMD URL as the harness' reference client (everything-client.ts).
+CIMD_CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+REDIRECT_URI = "http://localhost:3000/callback"
+
+
+class MemoryStorage:
+    """The SDK's ``TokenStorage`` protocol, in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: Any = None
+        self.client_info: Any = None
+
+    async def get_tokens(self) -> Any:
+        return self.tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> Any:
+        return self.client_info
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self.client_info = client_info
+
+
+class Browser:
+    """Follows an authorization URL like a browser whose user approves at once, up to the redirect URI."""
+
+    def __init__(self) -> None:
+        self._result: Any = None
+        self.authorizations = 0
+
+    async def redirect_handler(self, authorization_url: str) -> None:
+        import httpx2
+
+        self.authorizations += 1
+        async with httpx2.AsyncClient(follow_redirects=False, timeout=30) as http:
+            url = authorization_url
+            for _ in range(10):  # follow the AS' own redirects until one lands on our redirect URI
+                response = await http.get(url)
+                location = response.headers.get("location")
+                if response.status_code not in (301, 302, 303, 307, 308) or not location:
+                    raise RuntimeError(f"authorization endpoint answered {response.status_code} without a redirect")
+                url = str(response.url.join(location))
+                if url.startswith(REDIRECT_URI):
+                    break
+            else:
+                raise RuntimeError("too many redirects at the authorization endpoint")
+        query = parse_qs(urlsplit(url).query)
+        if "error" in query:
+            raise RuntimeError(f"authorization endpoint returned error={query['error'][0]}")
+        self._result = {k: v[0] for k, v in query.items()}
+
+    async def callback_handler(self) -> Any:
+        from mcp.shared.auth import AuthorizationCodeResult
+
+        result, self._result = self._result, None
+        if result is None:
+            raise RuntimeError("no authorization response was captured")
+        return AuthorizationCodeResult(code=result.get("code"), state=result.get("state"), iss=result.get("iss"))
+
+
+def oauth_provider(server_url: str, browser: Browser) -> Any:
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import OAuthClientMetadata
+
+    metadata = OAuthClientMetadata(
+        client_name="sdk-conformance-client",
+        redirect_uris=[REDIRECT_URI],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="client_secret_basic",
+    )
+    return OAuthClientProvider(
+        server_url,
+        metadata,
+        MemoryStorage(),
+        redirect_handler=browser.redirect_handler,
+        callback_handler=browser.callback_handler,
+        client_metadata_url=CIMD_CLIENT_METADATA_URL,
+    )
+
+
+def scenario_call(scenario: str) -> tuple[str, dict[str, Any]] | None:
+    """The tool call the scenario expects after ``tools/list`` (None: list only)."""
+    if scenario.startswith("auth/"):
+        return "test-tool", {}
+    if scenario in ("tools_call", "tools-call"):
+        return "add_numbers", {"a": 5, "b": 3}
+    return None
+
+
+async def run(server_url: str, scenario: str) -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    browser = Browser()
+    auth = oauth_provider(server_url, browser) if scenario.startswith("auth/") else None
+    async with httpx2.AsyncClient(auth=auth, timeout=httpx2.Timeout(30, read=300)) as http:
+        transport = streamable_http_client(server_url, http_client=http)
+        async with Client(transport, mode="legacy", raise_exceptions=True) as client:
+            tools = await client.list_tools()
+            names = [t.name for t in tools.tools]
+            print(f"tools: {names}", file=sys.stderr)
+            call = scenario_call(scenario)
+            if call is not None:
+                result = await client.call_tool(*call)
+                if result.is_error:
+                    raise RuntimeError(f"tool {call[0]} returned isError: {result.content}")
+                print(f"called {call[0]}: {result.content}", file=sys.stderr)
+    print(f"ok (authorizations: {browser.authorizations})", file=sys.stderr)
+
+
+def main() -> int:
+    if len(sys.argv) < 2:
+        print("usage: sdk_client_driver.py SERVER_URL", file=sys.stderr)
+        return 2
+    server_url = sys.argv[-1]
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    try:
+        anyio.run(run, server_url, scenario)
+    except BaseException as exc:  # report anything, including exception groups
+        if os.environ.get("CONFORMANCE_DRIVER_DEBUG"):
+            traceback.print_exc()
+        print(f"sdk driver FAILED ({scenario}): {describe(exc)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def describe(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
