@@ -116,6 +116,8 @@ class Daemon:
         """A login succeeded: a management connection waiting on it starts again with the new tokens."""
         if "manager" in self.__dict__:
             await self.manager.credentials_changed(name)
+        if "threads" in self.__dict__:
+            await self.threads.credentials_changed(name)
 
     async def aclose(self) -> None:
         if "threads" in self.__dict__:

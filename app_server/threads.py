@@ -318,6 +318,12 @@ class ThreadRegistry:
             await thread.backend.aclose()
         return thread.record.view()
 
+    async def credentials_changed(self, name: str) -> None:
+        """New OAuth tokens: every running thread runtime that uses ``name`` reconnects it."""
+        for thread in list(self._threads.values()):
+            if thread.backend.started and thread.record.status == "active":
+                await thread.backend.state().mcp.credentials_changed(name)
+
     async def aclose(self) -> None:
         import anyio
 

@@ -98,7 +98,8 @@ def _marked_reason(error: Any) -> AppError | None:
     data = getattr(error, "data", None)
     message = str(getattr(error, "message", ""))
     if isinstance(data, dict) and data.get(REASON_MARKER) in REASON_CODES:
-        return AppError(str(data[REASON_MARKER]), message)
+        details = {k: v for k, v in data.items() if k != REASON_MARKER}
+        return AppError(str(data[REASON_MARKER]), message, **details)
     if f"{REASON_MARKER}=responseTooLarge" in message:
         return AppError("responseTooLarge", "response body over the 4 MiB limit")
     return None

@@ -206,10 +206,23 @@ class McpThreadRuntime:
                 status=status,
                 error=ErrorInfo(reason=error.reason, message=error.message) if error is not None else None,
                 failure_reason="reauthenticationRequired"
-                if error is not None and error.reason == "reauthenticationRequired"
+                if error is not None and error.reason in ("authRequired", "reauthenticationRequired")
                 else None,
             ),
         )
+
+    async def credentials_changed(self, name: str) -> None:
+        """New OAuth tokens for ``name``: its connection is rebuilt (in the background) to use them."""
+        server = self._servers.get(name)
+        if server is None or self._closed:
+            return
+        if server.task is not None and not server.task.done():
+            server.task.cancel()
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait({server.task})
+        if server.connection is not None:
+            await server.connection.close()
+        self._spawn(name, server)
 
     async def aclose(self) -> None:
         """Close every connection (interrupting starts) and reap every child."""

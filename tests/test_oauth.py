@@ -403,7 +403,7 @@ async def test_insufficient_scope_and_token_endpoint_redirect(data_dir: Path) ->
     auth, url = mock_server(handler, data_dir, expired=False)
     async with httpx2.AsyncClient(auth=auth, transport=httpx2.MockTransport(handler)) as client:
         response = await client.post(url, json=PING)
-        assert response.json()["error"]["data"] == {REASON_MARKER: "insufficientScope"}
+        assert response.json()["error"]["data"] == {REASON_MARKER: "insufficientScope", "requiredScopes": ["x"]}
     auth, url = mock_server(handler, data_dir, expired=True)
     async with httpx2.AsyncClient(auth=auth, transport=httpx2.MockTransport(handler)) as client:
         response = await client.post(url, json=PING)
@@ -433,5 +433,5 @@ async def test_token_endpoint_on_a_foreign_origin_is_refused(data_dir: Path) -> 
     )
     async with httpx2.AsyncClient(auth=auth, transport=httpx2.MockTransport(handler)) as client:
         response = await client.post(url, json=PING)
-    assert response.json()["error"]["data"] == {REASON_MARKER: "oauthFailed"}
+    assert response.json()["error"]["data"][REASON_MARKER] == "oauthFailed"
     assert not [u for u in sent if "evil" in u]

@@ -23,14 +23,14 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
 
     async def complete(success: bool, error: ErrorInfo | None) -> None:
         await announced.wait()  # the response carrying loginId goes out before the completion event
+        if success:  # switch connections to the new tokens first, so a call after the event uses them
+            await daemon.logged_in(params.name)
         daemon.bus.broadcast(
             "mcpServer/oauthLogin/completed",
             OAuthLoginCompleted(
                 name=params.name, login_id=login_id[0], thread_id=params.thread_id, success=success, error=error
             ),
         )
-        if success:
-            await daemon.logged_in(params.name)
 
     def on_done(success: bool, error: ErrorInfo | None) -> None:
         assert daemon.tasks is not None

@@ -136,7 +136,15 @@ class RuntimeOAuth(OAuthClientProvider):
         if response.status_code == 401:
             await _refuse(response, failure or self._missing())
         elif response.status_code == 403 and extract_field_from_www_auth(response, "error") == "insufficient_scope":
-            await _refuse(response, AppError("insufficientScope", "the OAuth token lacks a scope this request needs"))
+            required = (extract_field_from_www_auth(response, "scope") or "").split()
+            await _refuse(
+                response,
+                AppError(
+                    "insufficientScope",
+                    "the OAuth token lacks a scope this request needs; log in again with requiredScopes",
+                    requiredScopes=required,
+                ),
+            )
 
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """Drive ``_auth_flow`` without following redirects of its own requests (the SDK follows same-origin)."""
@@ -160,7 +168,7 @@ async def _refuse(response: httpx2.Response, error: AppError) -> None:
             "error": {
                 "code": int(REASON_CODES[error.reason]),
                 "message": error.message,
-                "data": {REASON_MARKER: error.reason},
+                "data": {REASON_MARKER: error.reason, **error.details},
             },
         }
     ).encode()
