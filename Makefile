@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup smoke test lint schemas bench clean
+.PHONY: setup smoke test lint schemas bench conformance clean
 
 setup: $(STAMP) node_modules/.installed
 
@@ -33,6 +33,13 @@ schemas: setup
 
 bench: setup
 	$(PY) -m bench.dispatch
+	$(PY) -m bench.search
+	$(PY) -m bench.management
+	$(PY) -m bench.tool_call --server fixture
+	$(PY) -m bench.tool_call --server everything
+
+conformance: setup
+	$(PY) scripts/conformance/run.py
 
 clean:
 	rm -rf $(VENV) node_modules
