@@ -131,6 +131,10 @@ class McpClientManager:
             raise AppError("notRunning", f"server {name} is not connected", server=name)
         return entry.connection
 
+    def tool_filters(self) -> tuple[list[str] | None, list[str] | None]:
+        """The app scope has no thread filters (servers' own enabledTools/disabledTools still apply)."""
+        return None, None
+
     def connections(self) -> dict[str, McpConnection]:
         """Every connected server's connection (for the catalog built on top)."""
         return {

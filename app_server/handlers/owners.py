@@ -25,6 +25,8 @@ class Owner(Protocol):
 
     def connections(self) -> dict[str, McpConnection]: ...
 
+    def tool_filters(self) -> tuple[list[str] | None, list[str] | None]: ...
+
 
 def owner(ctx: RequestContext, thread_id: str | None) -> Owner:
     """The management manager without ``threadId``; the thread's own runtime with it."""

@@ -37,6 +37,7 @@ from protocol.tool import (
     ToolListResult,
     ToolSearchParams,
     ToolSearchResult,
+    ToolView,
 )
 
 PREVIEW_TEXT_BYTES = 16 * 1024
@@ -78,10 +79,9 @@ def tool_list(ctx: RequestContext, params: ToolListParams) -> ToolListResult:
 
 def _visible(
     ctx: RequestContext, thread_id: str | None, caller: str | None, include_deferred: bool
-) -> tuple[list[Any], frozenset[str]]:
+) -> tuple[list[ToolView], frozenset[str]]:
     of = owner(ctx, thread_id)
-    filters = getattr(of, "tool_filters", None)
-    allowed, disabled = filters() if filters is not None else (None, None)
+    allowed, disabled = of.tool_filters()
     return catalog(of).visible(
         caller=caller, include_deferred=include_deferred, allowed_tools=allowed, disabled_tools=disabled
     )
