@@ -277,16 +277,17 @@ async def test_issuer_mismatch(data_dir: Path) -> None:
     assert error.reason == "oauthFailed" and "issuer" in error.message
 
 
-async def test_other_origin_needs_allowed_origins(data_dir: Path) -> None:
+async def test_allowed_origins_restrict_the_authorization_server(data_dir: Path) -> None:
     with oauth_fixture("--issuer-host", "localhost") as url:
         done = Completion()
         async with OAuthLogins(data_dir) as logins:
             with pytest.raises(AppError) as info:
-                await logins.start("s", url, on_done=done)
+                await logins.start("s", url, allowed_origins=[], on_done=done)
         assert info.value.reason == "oauthFailed" and info.value.details["origin"].startswith("http://localhost:")
         assert done.calls == []
         allowed = info.value.details["origin"].rsplit(":", 1)[0] + ":" + url.split(":")[2].split("/")[0]
         assert await login(data_dir, url, allowed_origins=[allowed]) == (True, None)
+        assert await login(data_dir, url) == (True, None)  # unrestricted: the server's own metadata names it
 
 
 async def test_timeout_and_second_login_cancels_first(data_dir: Path, oauth_url: str) -> None:
@@ -324,7 +325,11 @@ async def test_invalid_timeout_and_insecure_url(data_dir: Path) -> None:
 
 
 def mock_server(
-    handler: Callable[[httpx2.Request], httpx2.Response], data_dir: Path, *, expired: bool
+    handler: Callable[[httpx2.Request], httpx2.Response],
+    data_dir: Path,
+    *,
+    expired: bool,
+    allowed_origins: list[str] | None = None,
 ) -> tuple[httpx2.Auth, str]:
     url = "https://mcp.example/mcp"
     CredentialStore(data_dir).put(
@@ -343,7 +348,8 @@ def mock_server(
             },
         },
     )
-    auth = oauth_auth("s", url, http_config(url), data_dir)
+    oauth = {} if allowed_origins is None else {"allowedOrigins": allowed_origins}
+    auth = oauth_auth("s", url, http_config(url, **oauth), data_dir)
     assert auth is not None
     return auth, url
 
@@ -417,7 +423,7 @@ async def test_token_endpoint_on_a_foreign_origin_is_refused(data_dir: Path) -> 
         sent.append(str(request.url))
         return httpx2.Response(401)
 
-    auth, url = mock_server(handler, data_dir, expired=True)
+    auth, url = mock_server(handler, data_dir, expired=True, allowed_origins=[])
     CredentialStore(data_dir).update(
         "s",
         url,
