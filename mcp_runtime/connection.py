@@ -12,6 +12,7 @@ import asyncio
 import functools
 import json
 import math
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -157,6 +158,21 @@ def validate_tools(server: str, tools: list[dict[str, Any]]) -> list[McpTool]:
                 raise AppError("startupFailed", f"tool {name} has an invalid {key}: {problem}", tool=name)
         result.append(McpTool.model_validate(raw))
     return result
+
+
+def _import_sdk() -> None:
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
+
+
+async def load_sdk() -> None:
+    """Import the SDK's client side in a worker thread (about a second the first time on this machine).
+
+    Imported inside a start, it would stall the event loop, and with it every status read, while a server
+    is already announced as starting; from a worker thread the loop keeps answering.
+    """
+    if "mcp.client.streamable_http" not in sys.modules:
+        await anyio.to_thread.run_sync(_import_sdk)
 
 
 def _plain_client() -> type[Client]:

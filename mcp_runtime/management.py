@@ -21,7 +21,7 @@ import structlog
 from mcp_runtime import oauth
 from mcp_runtime.catalog import CatalogCache
 from mcp_runtime.config import normalized
-from mcp_runtime.connection import McpConnection, server_status
+from mcp_runtime.connection import McpConnection, load_sdk, server_status
 from mcp_runtime.events import EventSink
 from protocol.config import HttpServerConfig, McpServerConfig
 from protocol.jsonrpc import AppError
@@ -189,6 +189,7 @@ class McpClientManager:
             old, entry.connection = entry.connection, None
             carried = old.subscriptions
             await old.close()
+        await load_sdk()
         self._publish(name, "starting")
         try:
             auth = connection_auth(name, config, self._data_dir)

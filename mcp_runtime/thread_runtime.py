@@ -31,7 +31,7 @@ import anyio
 import structlog
 
 from mcp_runtime.catalog import CatalogCache, build_views, full_name, visible_for_context
-from mcp_runtime.connection import McpConnection, ProgressCallback, server_status
+from mcp_runtime.connection import McpConnection, ProgressCallback, load_sdk, server_status
 from mcp_runtime.events import EventSink
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.management import auth_status, connection_auth
@@ -164,6 +164,7 @@ class McpThreadRuntime:
 
     async def _connect(self, name: str, server: _Server) -> None:
         _current_call.set(None)  # this task's context is a copy: a session started here must not see a call
+        await load_sdk()
         self._publish(name, "starting")
         try:
             auth = connection_auth(name, server.config, self._data_dir)
