@@ -158,3 +158,13 @@ def test_sigterm_exits_zero(data_dir: Path) -> None:
     d.process.send_signal(signal.SIGTERM)
     assert d.process.wait(15) == 0
     d.close()
+
+
+def test_invalid_initialize_params_are_typed_and_the_handshake_can_be_retried(data_dir: Path) -> None:
+    with running_daemon(data_dir) as d:
+        with pytest.raises(DaemonError) as err:
+            d.request("initialize", {"clientInfo": {"name": "", "version": "1"}})
+        assert err.value.reason == "invalidParams"
+        assert any(e["path"].startswith("clientInfo") for e in err.value.data["errors"])
+        result = d.request("initialize", {"client_info": {"name": "snake", "version": "1"}})
+        assert result["userAgent"].endswith("(snake/1)")
