@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-JSONRPC_VERSION = "2.0"
 RequestId = str | int
 
 
