@@ -123,7 +123,7 @@ class ThreadIndex:
 
     def _thread_ids(self) -> set[str]:
         try:
-            with os.scandir(self.data_dir / "threads") as entries:
+            with safe_fs.directory(self.data_dir, ["threads"], create=False) as folder, os.scandir(folder) as entries:
                 return {
                     match.group(1)
                     for entry in entries
@@ -161,7 +161,7 @@ class ThreadIndex:
             thread = self._summarize_file(thread_id)
             if thread is not None:
                 threads[thread_id] = thread
-        if not intact or stale or missing or lines > 2 * len(threads) + 64:
+        if (threads or lines) and (not intact or stale or missing or lines > 2 * len(threads) + 64):
             ordered = sorted(threads.values(), key=lambda t: (t.created_at, t.id))
             safe_fs.write_file(self.data_dir, INDEX_FILE, b"".join(_line(t) for t in ordered))
         return threads
