@@ -115,7 +115,7 @@ class ConfigStore:
         self._stamp = stamp
         try:
             self._servers, self._corruption = self._load(st.st_size), None
-        except AppError as exc:
+        except AppError:  # unsafePath: swapped for a link between the lstat and the open
             self._stamp, self._servers, self._corruption, self._unsafe = None, {}, None, True
         except (OSError, ValueError) as exc:
             self._servers, self._corruption = {}, str(exc)[:500]

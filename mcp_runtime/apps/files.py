@@ -32,6 +32,10 @@ def _not_regular(path: Path) -> AppError:
     return AppError("notARegularFile", f"{path} is not a regular file; it was not read", path=str(path))
 
 
+def _too_large(path: Path) -> AppError:
+    return AppError("configTooLarge", f"{path} is larger than {MAX_APP_CONFIG_BYTES} bytes", path=str(path))
+
+
 def read_text(path: Path) -> str | None:
     """The file's text, or None when it does not exist; typed errors for size, encoding and I/O.
 
@@ -49,8 +53,11 @@ def read_text(path: Path) -> str | None:
             raise _not_regular(path) from exc
         raise AppError("internal", f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):
             raise _not_regular(path)
+        if opened.st_size > MAX_APP_CONFIG_BYTES:
+            raise _too_large(path)
         with os.fdopen(fd, "rb", closefd=False) as handle:
             data = handle.read(MAX_APP_CONFIG_BYTES + 1)
     except OSError as exc:
@@ -58,7 +65,7 @@ def read_text(path: Path) -> str | None:
     finally:
         os.close(fd)
     if len(data) > MAX_APP_CONFIG_BYTES:
-        raise AppError("configTooLarge", f"{path} is larger than {MAX_APP_CONFIG_BYTES} bytes", path=str(path))
+        raise _too_large(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
