@@ -61,7 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         listen = Path(args.listen[len("unix:") :]).absolute()
     env = dict(os.environ)
     data_dir = (args.data_dir or default_data_dir(env)).expanduser().absolute()
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    from mcp_runtime import safe_fs
+
+    safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
     anyio.run(_serve, data_dir, env, listen)
     return 0
 

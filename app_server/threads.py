@@ -4,20 +4,18 @@ The only path to a tool execution is ``threadId → CanonicalThread → Executio
 McpThreadRuntime``. The owner is never guessed: a missing/empty id is ``threadRequired``, an id with no
 durable record is ``unknownThread``, an archived thread is ``threadArchived``.
 
-A thread is durable: ``<dataDir>/threads/<id>.json`` (written atomically, mode 0600) holds its record and its
-resolved server set; its facts live next to it (``read_model``). After a restart a thread is loaded again when
-it is first referenced, and its servers connect then, in the background.
+A thread is durable: ``<dataDir>/threads/<id>.json`` (written atomically, mode 0600, never through a symlink)
+holds its record and its resolved server set; its facts live next to it (``read_model``) and its summary in the
+index ``thread/list`` pages from (``thread_index``). After a restart a thread is loaded again when it is first
+referenced, and its servers connect then, in the background.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,6 +23,8 @@ from app_server.connection import ClientConnection
 from app_server.events import EventBus
 from app_server.logs import get_logger
 from app_server.read_model import ReadModel
+from app_server.thread_index import THREAD_ID, ThreadIndex
+from mcp_runtime import safe_fs, utc_now
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.thread import ResourceReadFact, Thread, ThreadStartParams
@@ -36,11 +36,6 @@ if TYPE_CHECKING:
 log = get_logger("app_server.threads")
 
 RECORD_VERSION = 1
-_THREAD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)
@@ -49,7 +44,7 @@ class ThreadRecord:
 
     id: str
     name: str
-    cwd: str
+    cwd: str | None
     created_at: str
     status: Literal["active", "archived"]
     servers: dict[str, McpServerConfig]
@@ -90,13 +85,13 @@ class ThreadRecord:
         if not isinstance(raw, dict) or raw.get("version") != RECORD_VERSION:
             raise ValueError("unsupported thread record")
         servers = {name: parse_server_config(name, config) for name, config in raw["mcpServers"].items()}
-        status = raw["status"]
+        status, cwd = raw["status"], raw.get("cwd")
         if status not in ("active", "archived"):
             raise ValueError("invalid thread status")
         return cls(
             id=str(raw["id"]),
             name=str(raw["name"]),
-            cwd=str(raw["cwd"]),
+            cwd=cwd if isinstance(cwd, str) else None,
             created_at=str(raw["createdAt"]),
             status=status,
             servers=servers,
@@ -160,7 +155,8 @@ class ThreadRegistry:
     ) -> None:
         self.data_dir = data_dir
         self.directory = data_dir / "threads"
-        self.facts = ReadModel(self.directory)
+        self.facts = ReadModel(data_dir)
+        self.index = ThreadIndex(data_dir)
         self._configs = configs
         self._sink = sink
         self._env = env
@@ -169,19 +165,20 @@ class ThreadRegistry:
 
     # ------------------------------------------------------------- durability
 
-    def _path(self, thread_id: str) -> Path:
-        return self.directory / f"{thread_id}.json"
+    @staticmethod
+    def _relative(thread_id: str) -> str:
+        return f"threads/{thread_id}.json"
 
     def _save(self, record: ThreadRecord) -> None:
-        from mcp_runtime.store import write_atomic
-
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_atomic(self._path(record.id), record.encode())
+        safe_fs.write_file(self.data_dir, self._relative(record.id), record.encode())
+        self.index.put(record.view())
 
     def _load(self, thread_id: str) -> ThreadRecord | None:
         try:
-            data = self._path(thread_id).read_bytes()
-        except (FileNotFoundError, NotADirectoryError):
+            data = safe_fs.read_file(self.data_dir, self._relative(thread_id))
+        except NotADirectoryError:
+            return None
+        if data is None:
             return None
         try:
             return ThreadRecord.decode(data)
@@ -226,9 +223,10 @@ class ThreadRegistry:
         thread = self._threads.get(thread_id)
         if thread is not None:
             return thread
-        record = self._load(thread_id) if _THREAD_ID.fullmatch(thread_id) else None
+        record = self._load(thread_id) if THREAD_ID.fullmatch(thread_id) else None
         if record is None:
             raise AppError("unknownThread", "no thread with this id", threadId=thread_id[:64])
+        self.index.refresh(record.view())
         return self._canonical(record)
 
     def runtime(self, thread_id: str | None, connection: ClientConnection | None) -> McpThreadRuntime:
@@ -277,8 +275,8 @@ class ThreadRegistry:
         record = ThreadRecord(
             id=f"thr_{uuid.uuid4().hex}",
             name=params.name or "",
-            cwd=params.cwd or os.getcwd(),
-            created_at=_now(),
+            cwd=params.cwd,  # no working directory unless the host names one (SPEC §4)
+            created_at=utc_now(),
             status="active",
             servers=servers,
             allowed_tools=params.allowed_tools,
@@ -290,20 +288,9 @@ class ThreadRegistry:
         thread.backend.state()  # connects in the background; thread/start returns at once
         return record.view()
 
-    def list(self) -> list[Thread]:
-        records: dict[str, ThreadRecord] = {}
-        if self.directory.is_dir():
-            for path in self.directory.glob("*.json"):
-                thread_id = path.name[: -len(".json")]
-                if path.name.startswith(".") or not _THREAD_ID.fullmatch(thread_id):
-                    continue
-                record = self._threads[thread_id].record if thread_id in self._threads else self._load(thread_id)
-                if record is not None:
-                    records[record.id] = record
-        for thread_id, thread in self._threads.items():
-            records[thread_id] = thread.record
-        ordered = sorted(records.values(), key=lambda r: (r.created_at, r.id), reverse=True)
-        return [r.view() for r in ordered]
+    async def page(self, cursor: str | None, limit: int | None) -> tuple[list[Thread], str | None]:
+        """One page of ``thread/list``, newest first, served from the index."""
+        return await self.index.page(cursor, limit)
 
     def read(self, thread_id: str | None, connection: ClientConnection) -> tuple[Thread, list[ResourceReadFact]]:
         thread = self.get(thread_id)

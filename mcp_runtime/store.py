@@ -10,21 +10,24 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
+from filelock import Timeout
 
+from mcp_runtime import _safe_fs
+from mcp_runtime._clock import utc_now
 from mcp_runtime.config import parse_server_config, to_wire
 from mcp_runtime.limits import MAX_CONFIG_BYTES, MAX_SERVERS
 from protocol.config import AppName, AppTargets, McpServerConfig
 from protocol.jsonrpc import AppError
 
 STORE_VERSION = 1
+STORE_FILE = "mcps.json"
+_LOCK_FILE = ".mcps.json.lock"
 _META_KEYS = ("revision", "createdAt", "updatedAt", "source")
 _LOCK_TIMEOUT_S = 5.0
 
@@ -37,10 +40,6 @@ class StoredServer:
     source: str
     created_at: str
     updated_at: str
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _entry(server: StoredServer) -> dict[str, Any]:
@@ -65,7 +64,7 @@ def _parse_entry(name: str, raw: Any) -> StoredServer:
         config = parse_server_config(name, body)
     except AppError as exc:
         raise ValueError(f"entry {name!r}: {exc.reason}: {exc.message}") from exc
-    return StoredServer(name, config, revision, source, created or _now(), updated or created or _now())
+    return StoredServer(name, config, revision, source, created or utc_now(), updated or created or utc_now())
 
 
 def encode(servers: Iterable[StoredServer]) -> bytes:
@@ -74,47 +73,41 @@ def encode(servers: Iterable[StoredServer]) -> bytes:
 
 
 def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never a mix."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never a mix.
+
+    ``path`` itself is never followed if it is a symlink (``unsafePath``); callers writing inside the data
+    dir use :func:`mcp_runtime._safe_fs.write_file` from the data dir, which checks every folder too.
+    """
+    _safe_fs.write_file(path.parent, path.name, data, mode)
 
 
 class ConfigStore:
     """The revisioned server store; operations are synchronous and short (one small file)."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / "mcps.json"
-        self._lock = FileLock(str(data_dir / ".mcps.json.lock"), timeout=_LOCK_TIMEOUT_S)
+        self.data_dir = data_dir
+        self.path = data_dir / STORE_FILE
         self._stamp: tuple[int, int, int] | None = None
         self._servers: dict[str, StoredServer] = {}
         self._corruption: str | None = None
+        self._unsafe = False
         self._refresh()
 
     @property
     def corruption(self) -> str | None:
         """Why the store is read-only, or None when it is healthy."""
         self._refresh()
-        return self._corruption
+        return f"{self.path.name} is not a regular file" if self._unsafe else self._corruption
 
     def _refresh(self) -> None:
+        self._unsafe = False
         try:
-            st = self.path.stat()
+            st = os.lstat(self.path)
         except FileNotFoundError:
             self._stamp, self._servers, self._corruption = None, {}, None
+            return
+        if not stat.S_ISREG(st.st_mode):  # a planted symlink (or a FIFO) is never read nor replaced
+            self._stamp, self._servers, self._corruption, self._unsafe = None, {}, None, True
             return
         stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
         if stamp == self._stamp:
@@ -122,13 +115,16 @@ class ConfigStore:
         self._stamp = stamp
         try:
             self._servers, self._corruption = self._load(st.st_size), None
+        except AppError:  # unsafePath: swapped for a link between the lstat and the open
+            self._stamp, self._servers, self._corruption, self._unsafe = None, {}, None, True
         except (OSError, ValueError) as exc:
             self._servers, self._corruption = {}, str(exc)[:500]
 
     def _load(self, size: int) -> dict[str, StoredServer]:
-        if size > MAX_CONFIG_BYTES:
+        data = _safe_fs.read_file(self.data_dir, STORE_FILE, MAX_CONFIG_BYTES) or b""
+        if max(size, len(data)) > MAX_CONFIG_BYTES:
             raise ValueError(f"{self.path.name} is larger than {MAX_CONFIG_BYTES} bytes")
-        document = json.loads(self.path.read_bytes())
+        document = json.loads(data)
         if not isinstance(document, dict) or document.get("version") != STORE_VERSION:
             raise ValueError(f"{self.path.name} has an unknown version")
         servers = document.get("mcpServers", {})
@@ -137,6 +133,8 @@ class ConfigStore:
         return {name: _parse_entry(name, raw) for name, raw in servers.items()}
 
     def _check_healthy(self) -> None:
+        if self._unsafe:
+            raise _safe_fs.unsafe(self.path, "not a regular file (a symlink?); it is never read or replaced")
         if self._corruption is not None:
             raise AppError(
                 "storeCorrupted",
@@ -163,7 +161,7 @@ class ConfigStore:
     def _mutate(self, apply: Callable[[dict[str, StoredServer]], dict[str, StoredServer | None]]) -> None:
         """Run ``apply`` on the current servers under the lock; it returns name → new record (None deletes)."""
         try:
-            with self._lock:
+            with _safe_fs.lock(self.data_dir, _LOCK_FILE, _LOCK_TIMEOUT_S):
                 self._refresh()
                 self._check_healthy()
                 servers = dict(self._servers)
@@ -179,8 +177,7 @@ class ConfigStore:
                     raise AppError(
                         "configTooLarge", f"the store would exceed {MAX_CONFIG_BYTES} bytes", limit=MAX_CONFIG_BYTES
                     )
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(self.path, data)
+                _safe_fs.write_file(self.data_dir, STORE_FILE, data)
                 self._servers, self._stamp = servers, None
                 self._refresh()
         except Timeout as exc:
@@ -191,7 +188,7 @@ class ConfigStore:
 
     def create_many(self, configs: dict[str, McpServerConfig], source: str) -> list[StoredServer]:
         """Create every server or none."""
-        now = _now()
+        now = utc_now()
         created = {name: StoredServer(name, config, 1, source, now, now) for name, config in configs.items()}
 
         def apply(servers: dict[str, StoredServer]) -> dict[str, StoredServer | None]:
@@ -219,7 +216,7 @@ class ConfigStore:
                     name=name,
                     revision=current.revision,
                 )
-            result.append(replace(current, config=change(current), revision=current.revision + 1, updated_at=_now()))
+            result.append(replace(current, config=change(current), revision=current.revision + 1, updated_at=utc_now()))
             return {name: result[0]}
 
         self._mutate(apply)

@@ -13,7 +13,7 @@ from protocol.config import McpServerConfig
 class Thread(WireModel):
     id: str
     name: str
-    cwd: str
+    cwd: str | None
     created_at: str
     status: Literal["active", "archived"]
     servers: list[str]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
+
+import anyio
 
 from app_server.daemon import RequestContext
 from mcp_runtime.apps import plan_import, sync_app
@@ -18,22 +21,26 @@ from protocol.server import (
 _TARGET_FIELD = {"claudeDesktop": "claude_desktop"}
 
 
-def import_from_app(ctx: RequestContext, params: ImportFromAppParams) -> ImportFromAppResult:
+async def import_from_app(ctx: RequestContext, params: ImportFromAppParams) -> ImportFromAppResult:
     daemon = ctx.daemon
     existing = {server.name: server.config for server in daemon.store.list()}
-    plan = plan_import(
-        params.app,
-        path=Path(params.path) if params.path else None,
-        home=daemon.home,
-        env=daemon.env,
-        existing=existing,
+    # Reading and parsing an app's config (up to 16 MiB) runs off the event loop.
+    plan = await anyio.to_thread.run_sync(
+        partial(
+            plan_import,
+            params.app,
+            path=Path(params.path) if params.path else None,
+            home=daemon.home,
+            env=daemon.env,
+            existing=existing,
+        )
     )
     if plan.to_create and not params.dry_run:
         daemon.store.create_many(plan.to_create, plan.source)
     return ImportFromAppResult(imported=list(plan.to_create), skipped=plan.skipped, warnings=plan.warnings)
 
 
-def sync_all_to_live(ctx: RequestContext, params: SyncAllToLiveParams) -> SyncAllToLiveResult:
+async def sync_all_to_live(ctx: RequestContext, params: SyncAllToLiveParams) -> SyncAllToLiveResult:
     daemon = ctx.daemon
     stored = daemon.store.list()
     results: list[SyncAppResult] = []
@@ -43,9 +50,18 @@ def sync_all_to_live(ctx: RequestContext, params: SyncAllToLiveParams) -> SyncAl
             s.name: s.config for s in stored if s.config.enabled and s.config.apps and getattr(s.config.apps, field)
         }
         warnings: list[str] = []
-        result = sync_app(
-            app, path=None, home=daemon.home, env=daemon.env, servers=servers, data_dir=daemon.data_dir,
-            dry_run=params.dry_run, warnings=warnings,
+        result = await anyio.to_thread.run_sync(
+            partial(
+                sync_app,
+                app,
+                path=None,
+                home=daemon.home,
+                env=daemon.env,
+                servers=servers,
+                data_dir=daemon.data_dir,
+                dry_run=params.dry_run,
+                warnings=warnings,
+            )
         )
         result.warnings = warnings or None
         results.append(result)

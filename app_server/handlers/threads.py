@@ -12,7 +12,6 @@ from typing import Any
 
 from app_server.connection import next_server_request_id
 from app_server.daemon import RequestContext
-from app_server.handlers.paging import page
 from protocol.elicitation import ElicitationRequest, ServerRequestResolved
 from protocol.jsonrpc import AppError
 from protocol.thread import (
@@ -30,8 +29,8 @@ def thread_start(ctx: RequestContext, params: ThreadStartParams) -> ThreadResult
     return ThreadResult(thread=ctx.daemon.threads.start(params, ctx.connection))
 
 
-def thread_list(ctx: RequestContext, params: ThreadListParams) -> ThreadListResult:
-    data, next_cursor = page(ctx.daemon.threads.list(), params.cursor, params.limit)
+async def thread_list(ctx: RequestContext, params: ThreadListParams) -> ThreadListResult:
+    data, next_cursor = await ctx.daemon.threads.page(params.cursor, params.limit)
     return ThreadListResult(data=data, next_cursor=next_cursor)
 
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from mcp_runtime.apps.files import LOCK_TIMEOUT_S, UnparsableFile, atomic_write, read_text
+from mcp_runtime import _safe_fs
+from mcp_runtime.apps.files import LOCK_TIMEOUT_S, MAX_APP_CONFIG_BYTES
 from protocol.jsonrpc import AppError
 
 LEDGER_FILE = "sync-ledger.json"
@@ -33,21 +34,22 @@ def ledger_key(app: str, path: Path) -> str:
 
 
 def _lock(data_dir: Path) -> FileLock:
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return FileLock(str(data_dir / f"{LEDGER_FILE}.lock"), timeout=LOCK_TIMEOUT_S)
+    return _safe_fs.lock(data_dir, f"{LEDGER_FILE}.lock", LOCK_TIMEOUT_S)
 
 
 def _load(data_dir: Path) -> dict[str, dict[str, str]]:
     try:
-        text = read_text(data_dir / LEDGER_FILE)
-        if text is None:
+        data = _safe_fs.read_file(data_dir, LEDGER_FILE, MAX_APP_CONFIG_BYTES)
+        if data is None:
             return {}
-        raw = json.loads(text)
+        if len(data) > MAX_APP_CONFIG_BYTES:
+            raise ValueError("the ledger is too large")
+        raw = json.loads(data)
         entries = raw["entries"]
         if raw.get("version") != LEDGER_VERSION or not isinstance(entries, dict):
             raise ValueError("unexpected ledger shape")
         return {str(key): {str(name): str(digest) for name, digest in owned.items()} for key, owned in entries.items()}
-    except (UnparsableFile, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise AppError(
             "storeCorrupted", f"{LEDGER_FILE} in the data dir cannot be read; fix or remove it to sync again"
         ) from exc
@@ -72,6 +74,6 @@ def record(data_dir: Path, key: str, owned: dict[str, str]) -> None:
             else:
                 entries.pop(key, None)
             body = json.dumps({"version": LEDGER_VERSION, "entries": entries}, indent=2, sort_keys=True) + "\n"
-            atomic_write(data_dir / LEDGER_FILE, body.encode(), mode=0o600)
+            _safe_fs.write_file(data_dir, LEDGER_FILE, body.encode())
     except Timeout as exc:
         raise AppError("serverBusy", "the sync ledger is locked by another writer") from exc

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
 
+from mcp_runtime._clock import utc_now
+from mcp_runtime._safe_fs import FILE_MODE
 from mcp_runtime.store import write_atomic
 from protocol.jsonrpc import AppError
 
@@ -37,16 +38,12 @@ def entry_key(name: str, url: str) -> str:
     return f"{name} {url}"
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 class CredentialStore:
     """Synchronous and short (one small file); async callers run it in a worker thread."""
 
     def __init__(self, data_dir: Path) -> None:
         self.path = data_dir / CREDENTIALS_FILE
-        self._lock = FileLock(str(data_dir / f".{CREDENTIALS_FILE}.lock"), timeout=_LOCK_TIMEOUT_S)
+        self._lock = FileLock(str(data_dir / f".{CREDENTIALS_FILE}.lock"), timeout=_LOCK_TIMEOUT_S, mode=FILE_MODE)
 
     def _read(self) -> dict[str, Entry]:
         """The entries; raises ValueError when the file exists but is not a valid envelope."""
@@ -94,7 +91,7 @@ class CredentialStore:
                         return
                     entries.pop(key)
                 else:
-                    entries[key] = {**updated, "updatedAt": _now()}
+                    entries[key] = {**updated, "updatedAt": utc_now()}
                 document = {"version": CREDENTIALS_VERSION, "entries": entries}
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 write_atomic(self.path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode(), 0o600)
