@@ -32,11 +32,8 @@ schemas: setup
 	$(PY) -m app_server generate-json-schema --out schemas
 
 bench: setup
-	$(PY) -m bench.dispatch
+	$(PY) -m bench.report
 	$(PY) -m bench.search
-	$(PY) -m bench.management
-	$(PY) -m bench.tool_call --server fixture
-	$(PY) -m bench.tool_call --server everything
 
 conformance: setup
 	$(PY) scripts/conformance/run.py

@@ -1,0 +1,74 @@
+"""``make bench``: every SPEC §8 budget measured against its floor in one run, printed as one table.
+
+Each row comes from one benchmark module (``bench.dispatch``, ``bench.tool_call``, ``bench.management``,
+``bench.threads``); every ratio is against a baseline measured in this run on this machine.
+Run: ``.venv/bin/python -m bench.report [--quick] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from bench import dispatch, management, threads, tool_call
+
+Row = tuple[str, str, str, str, bool]
+
+
+def _rows(d: dict[str, Any], t: dict[str, Any], m: dict[str, Any], th: dict[str, Any]) -> list[Row]:
+    return [
+        ("spawn → first mcpServer/list", f"{d['first_list_ms']} ms", f"asyncio echo {d['echo_first_list_ms']} ms",
+         f"≤ 1.5x ({d['first_list_ratio']}x)", d["first_list_ratio"] <= 1.5),
+        ("spawn → initialize", f"{d['initialize_ms']} ms", f"asyncio echo {d['echo_initialize_ms']} ms",
+         "≤ 1.0x echo", d["initialize_ms"] <= d["echo_initialize_ms"]),
+        ("mcpServer/list round trip", f"{d['list_round_trip_us']} µs", f"asyncio echo {d['echo_round_trip_us']} µs",
+         f"≤ 1.3x ({d['round_trip_ratio']}x)", d["round_trip_ratio"] <= 1.3),
+        ("mcpServer/tool/call, fast server", f"{t['daemon_median_us']} µs",
+         f"SDK front end {t['floor_median_us']} µs (direct {t['direct_sdk_median_us']} µs)",
+         f"≤ 1.1x ({t['floor_ratio']}x)", t["floor_ratio"] <= 1.1),
+        ("daemon CPU per tool call", f"{t['daemon_cpu_us']} µs", f"SDK front end {t['floor_cpu_us']} µs",
+         "≤ 700 µs", t["daemon_cpu_us"] <= 700),
+        ("tool calls/s, 128 in flight", f"{t['daemon_calls_per_s']}/s",
+         f"SDK front end {t['floor_calls_per_s']}/s, direct {t['direct_sdk_calls_per_s']}/s", "≥ 1,500/s",
+         t["daemon_calls_per_s"] >= 1500),
+        ("16 servers started at once", f"{m['start_16_at_once_s']} s", f"one alone {m['start_one_s']} s",
+         f"≤ 1.3x ({m['start_ratio']}x)", m["start_ratio"] <= 1.3),
+        ("mcpTool/search, 32 x 128 tools all matching", f"{m['search_32x128_ms']} ms", "—", "≤ 0.5 ms",
+         m["search_32x128_ms"] <= 0.5),
+        ("mcpServerStatus/list, 16 x 128 tools", f"{m['status_list_16_ms']} ms",
+         f"daemon CPU {m['status_list_16_daemon_cpu_ms']} ms", "≤ 5 ms, CPU ≤ 1 ms",
+         m["status_list_16_ms"] <= 5 and m["status_list_16_daemon_cpu_ms"] <= 1),
+        (f"thread/list page, {th['threads']} threads", f"{th['page_ms']} ms", "—", "≤ 5 ms", th["page_ms"] <= 5),
+        ("RSS with 32 connected servers", f"{m['rss_32_servers_mib']} MiB", "—", "≤ 120 MiB",
+         m["rss_32_servers_mib"] <= 120),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke of the benchmarks)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    scale = 5 if args.quick else 1
+    d = dispatch.measure(2000 // scale, 15 // scale)
+    t = tool_call.measure("fixture", 1000 // scale, 3000 // scale, 128)
+    m = management.measure(300 // scale)
+    th = threads.measure(5000 // scale, 200 // scale, 50)
+    if args.json:
+        print(json.dumps({"dispatch": d, "tool_call": t, "management": m, "threads": th}))
+        return
+    rows = _rows(d, t, m, th)
+    headers = ("path", "daemon", "floor / baseline (same run)", "budget", "met")
+    table = [headers, *((p, v, f, b, "yes" if ok else "NO") for p, v, f, b, ok in rows)]
+    widths = [max(len(r[i]) for r in table) for i in range(len(headers))]
+    for i, row in enumerate(table):
+        print("| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |")
+        if i == 0:
+            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    met = sum(ok for *_, ok in rows)
+    print(f"\n{met} of {len(rows)} budgets met")
+
+
+if __name__ == "__main__":
+    main()
