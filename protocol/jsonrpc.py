@@ -44,7 +44,6 @@ REASON_CODES: dict[str, ErrorCode] = {
     "invalidServerName": ErrorCode.INVALID_PARAMS,
     "invalidToolName": ErrorCode.INVALID_PARAMS,
     "internal": ErrorCode.INTERNAL,
-    "notImplemented": ErrorCode.INTERNAL,
     "overloaded": ErrorCode.OVERLOADED,
     "notInitialized": ErrorCode.NOT_INITIALIZED,
     "cancelled": ErrorCode.CANCELLED,

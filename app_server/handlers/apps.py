@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app_server.daemon import RequestContext
+from app_server.handlers.registry import method
 from mcp_runtime.apps import plan_import, sync_app
 from protocol.config import APP_NAMES
 from protocol.server import (
@@ -18,6 +19,7 @@ from protocol.server import (
 _TARGET_FIELD = {"claudeDesktop": "claude_desktop"}
 
 
+@method("mcpServer/importFromApp", ImportFromAppParams)
 def import_from_app(ctx: RequestContext, params: ImportFromAppParams) -> ImportFromAppResult:
     daemon = ctx.daemon
     existing = {server.name: server.config for server in daemon.store.list()}
@@ -33,6 +35,7 @@ def import_from_app(ctx: RequestContext, params: ImportFromAppParams) -> ImportF
     return ImportFromAppResult(imported=list(plan.to_create), skipped=plan.skipped, warnings=plan.warnings)
 
 
+@method("mcpServer/syncAllToLive", SyncAllToLiveParams)
 def sync_all_to_live(ctx: RequestContext, params: SyncAllToLiveParams) -> SyncAllToLiveResult:
     daemon = ctx.daemon
     stored = daemon.store.list()
@@ -50,9 +53,3 @@ def sync_all_to_live(ctx: RequestContext, params: SyncAllToLiveParams) -> SyncAl
         result.warnings = warnings or None
         results.append(result)
     return SyncAllToLiveResult(results=results)
-
-
-ROUTES = {
-    "mcpServer/importFromApp": import_from_app,
-    "mcpServer/syncAllToLive": sync_all_to_live,
-}
