@@ -91,3 +91,37 @@ def test_example_client_drives_the_daemon(tmp_path: Path) -> None:
     assert json.loads(summary["elicited"]["text"]) == {"action": "accept", "content": {"name": "Ada", "age": 36}}
     assert summary["reason"] == "unknownThread" and summary["code"] == -32010
     assert "fx ready" in done.stderr
+
+
+def test_every_reason_the_code_raises_is_in_the_reasons_table() -> None:
+    """``ErrorReason`` is complete: each literal reason of an ``AppError``/``ErrorInfo`` in the code is listed."""
+    import ast
+
+    found: set[str] = set()
+    for package in ("app_server", "mcp_runtime", "protocol"):
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(node, ast.Call):
+                    continue
+                callee = getattr(node.func, "id", getattr(node.func, "attr", ""))
+                candidates = node.args[:1] if callee == "AppError" else []
+                candidates += [k.value for k in node.keywords if k.arg == "reason" and callee == "ErrorInfo"]
+                found |= {c.value for c in candidates if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+    assert found, "no reasons found: the scan is broken"
+    assert sorted(found - set(REASON_CODES)) == []
+
+
+def test_a_standard_generator_turns_the_json_schema_bundle_into_clean_types(tmp_path: Path) -> None:
+    """``json-schema-to-typescript`` on the bundle (no flags): every model by its own name, none numbered."""
+    out = tmp_path / "from-schema.ts"
+    json2ts = ROOT / "node_modules" / ".bin" / "json2ts"
+    subprocess.run(
+        [str(json2ts), "-i", str(ROOT / "schemas" / "protocol.schema.json"), "-o", str(out)],
+        cwd=ROOT, check=True, capture_output=True, timeout=120,
+    )
+    names = re.findall(r"^export (?:interface|type) (\w+)", out.read_text(), re.M)
+    bindings = set(re.findall(r"^export (?:interface|type) (\w+)", BINDINGS.read_text(), re.M))
+    assert len(names) == len(set(names)) and not [name for name in names if re.search(r"\d", name)]
+    assert set(names) - {"McpAppServerProtocol"} <= bindings
+    assert {"ToolCallParams", "ServerStatus", "ErrorReason", "StdioServerConfigResolved"} <= set(names)
+    tsc(*STRICT, "--noEmit", "--types", "node", str(out))
