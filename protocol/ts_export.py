@@ -73,6 +73,8 @@ class _Emitter:
         for keyword in ("anyOf", "oneOf"):
             if keyword in schema:
                 return _union([self.expression(member, indent) for member in schema[keyword]])
+        if "allOf" in schema:
+            return " & ".join(self.expression(member, indent) for member in schema["allOf"])
         kind = schema.get("type")
         if isinstance(kind, list):
             return _union([self.expression({**schema, "type": one}, indent) for one in kind])
