@@ -30,6 +30,7 @@ lint: setup
 
 schemas: setup
 	$(PY) -m app_server generate-json-schema --out schemas
+	$(PY) -m app_server generate-ts --out schemas/typescript
 
 bench: setup
 	$(PY) -m bench.report

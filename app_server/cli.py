@@ -1,4 +1,4 @@
-"""Command line: serve on stdio (the default), or ``generate-json-schema --out DIR``."""
+"""Command line: serve on stdio (the default), ``generate-json-schema --out DIR`` or ``generate-ts --out DIR``."""
 
 from __future__ import annotations
 
@@ -40,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     schema = commands.add_parser("generate-json-schema", help="write the protocol's JSON Schema files")
     schema.add_argument("--out", type=Path, required=True)
+    typescript = commands.add_parser("generate-ts", help="write the protocol's TypeScript bindings (index.ts)")
+    typescript.add_argument("--out", type=Path, required=True)
     return parser
 
 
@@ -53,6 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from protocol.schema_export import write_schemas
 
         write_schemas(args.out)
+        return 0
+    if args.command == "generate-ts":
+        from protocol.ts_export import write_typescript
+
+        write_typescript(args.out)
         return 0
     listen: Path | None = None
     if args.listen is not None:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import inspect
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -17,6 +16,9 @@ from app_server.logs import get_logger
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from protocol.catalog import METHODS, NOTIFICATIONS, RETIRED
 from protocol.jsonrpc import AppError, RequestId, validation_errors
+
+if TYPE_CHECKING:
+    from app_server.handlers.registry import AwaitedHandler, InlineHandler
 
 log = get_logger("app_server.processor")
 
@@ -136,14 +138,11 @@ class Processor:
             connection.respond_error(request_id, AppError("methodNotFound", f"unknown method {method[:100]}"))
             return
         configure_logging()
-        from app_server.handlers import HANDLERS
+        from app_server.handlers import ROUTES, InlineRoute
 
-        handler = HANDLERS.get(method)
-        if handler is None:
-            connection.respond_error(request_id, AppError("notImplemented", f"{method} is not implemented yet"))
-            return
-        if not inspect.iscoroutinefunction(handler):
-            self._run_inline(request_id, method, params, handler)
+        route = ROUTES[method]
+        if isinstance(route, InlineRoute):
+            self._run_inline(request_id, method, params, route.handler)
             return
         if request_id in connection.in_flight:
             connection.respond_error(request_id, AppError("invalidRequest", "this request id is already in flight"))
@@ -152,9 +151,9 @@ class Processor:
             connection.respond_error(request_id, AppError("overloaded", "too many requests in flight; retry later"))
             return
         scope = connection.in_flight[request_id] = anyio.CancelScope()
-        tasks.start_soon(self._run, request_id, method, params, handler, scope)
+        tasks.start_soon(self._run, request_id, method, params, route.handler, scope)
 
-    def _run_inline(self, request_id: RequestId, method: str, params: Any, handler: Any) -> None:
+    def _run_inline(self, request_id: RequestId, method: str, params: Any, handler: InlineHandler) -> None:
         """Handlers that never wait (store and cached-state reads) answer without a task switch."""
         try:
             result = handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
@@ -192,7 +191,7 @@ class Processor:
         self.daemon.client_initialized()
 
     async def _run(
-        self, request_id: RequestId, method: str, params: Any, handler: Any, scope: anyio.CancelScope
+        self, request_id: RequestId, method: str, params: Any, handler: AwaitedHandler, scope: anyio.CancelScope
     ) -> None:
         connection = self.connection
         error: AppError | None = None

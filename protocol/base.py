@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,6 +35,23 @@ class WireModel(BaseModel):
         for field in cls.model_fields.values():
             if not field.is_required() and field.default is None:
                 field.exclude_if = _is_none
+
+
+def required_in_schema(*aliases: str) -> Callable[[dict[str, Any]], None]:
+    """A ``json_schema_extra`` publishing string fields as required and non-empty.
+
+    The model itself accepts their absence so that the daemon answers it with its own typed reason (a missing
+    ``threadId`` is ``threadRequired``, not ``invalidParams``); clients must still send them.
+    """
+
+    def publish(schema: dict[str, Any]) -> None:
+        properties = schema["properties"]
+        for alias in aliases:
+            properties[alias] = {"type": "string", "minLength": 1}
+        wanted = {*schema.get("required", []), *aliases}
+        schema["required"] = [name for name in properties if name in wanted]
+
+    return publish
 
 
 class OpenModel(WireModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag
+from typing_extensions import TypeAliasType
 
 from protocol.base import WireModel
 
@@ -81,7 +82,11 @@ def _config_type(value: Any) -> str:
     return str(getattr(value, "type", "stdio"))
 
 
-McpServerConfig = Annotated[
-    Annotated[StdioServerConfig, Tag("stdio")] | Annotated[HttpServerConfig, Tag("http")],
-    Discriminator(_config_type),
-]
+McpServerConfig = TypeAliasType(
+    "McpServerConfig",
+    Annotated[
+        Annotated[StdioServerConfig, Tag("stdio")] | Annotated[HttpServerConfig, Tag("http")],
+        Discriminator(_config_type),
+    ],
+)
+"""A named alias, so the schema and the TypeScript bindings show one ``McpServerConfig`` type."""

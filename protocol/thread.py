@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
-from protocol.base import PageParams, WireModel
+from protocol.base import PageParams, WireModel, required_in_schema
 from protocol.config import McpServerConfig
 
 
@@ -43,6 +43,10 @@ class ThreadListResult(WireModel):
 
 
 class ThreadIdParams(WireModel):
+    """``threadId`` is required; the model accepts its absence so that it gets the typed ``threadRequired``."""
+
+    model_config = ConfigDict(json_schema_extra=required_in_schema("threadId"))
+
     thread_id: str | None = None
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
-from protocol.base import OpenModel, PageParams, WireModel
+from protocol.base import OpenModel, PageParams, WireModel, required_in_schema
 
 
 class ToolView(WireModel):
@@ -56,7 +56,9 @@ class ToolSearchResult(WireModel):
 
 
 class ToolCallParams(WireModel):
-    """``threadId`` is optional in shape so that its absence gets the typed ``threadRequired``."""
+    """``threadId`` is required; the model accepts its absence so that it gets the typed ``threadRequired``."""
+
+    model_config = ConfigDict(json_schema_extra=required_in_schema("threadId"))
 
     thread_id: str | None = None
     turn_id: str | None = None

@@ -44,10 +44,49 @@ def test_bundle_covers_every_method_and_notification() -> None:
     import json
 
     from protocol.catalog import METHODS, NOTIFICATIONS, SERVER_REQUESTS
+    from protocol.jsonrpc import REASON_CODES
 
     bundle = json.loads((SCHEMAS / "protocol.schema.json").read_text())
-    assert set(bundle["methods"]) == set(METHODS)
-    assert set(bundle["notifications"]) == set(NOTIFICATIONS)
-    assert set(bundle["serverRequests"]) == set(SERVER_REQUESTS)
-    for spec in [*bundle["methods"].values(), *bundle["serverRequests"].values()]:
-        assert spec["params"] in bundle["$defs"] and spec["result"] in bundle["$defs"]
+    tables = bundle["properties"]
+    assert set(tables["methods"]["properties"]) == set(METHODS)
+    assert set(tables["notifications"]["properties"]) == set(NOTIFICATIONS)
+    assert set(tables["serverRequests"]["properties"]) == set(SERVER_REQUESTS)
+    pairs = [*tables["methods"]["properties"].values(), *tables["serverRequests"]["properties"].values()]
+    refs = [p["properties"][k]["$ref"] for p in pairs for k in ("params", "result")]
+    refs += [n["$ref"] for n in tables["notifications"]["properties"].values()]
+    for ref in refs:
+        assert ref.removeprefix("#/$defs/") in bundle["$defs"], ref
+    assert bundle["$defs"]["ErrorReason"]["enum"] == sorted(REASON_CODES)
+    codes = tables["errorCodes"]["properties"]
+    assert {reason: code["const"] for reason, code in codes.items()} == {r: int(c) for r, c in REASON_CODES.items()}
+
+
+def test_no_property_titles_and_types_named_after_models() -> None:
+    import json
+    import re
+
+    bundle = json.loads((SCHEMAS / "protocol.schema.json").read_text())
+    for name, schema in bundle["$defs"].items():
+        assert re.fullmatch(r"[A-Z][A-Za-z]*", name), name
+        assert schema["title"] == name
+        for prop in schema.get("properties", {}).values():
+            assert "title" not in prop, name
+
+
+def test_results_are_exported_as_sent_and_params_as_accepted() -> None:
+    import json
+
+    defs = json.loads((SCHEMAS / "protocol.schema.json").read_text())["$defs"]
+    # Sent: a defaulted field is always present; a field left at None is omitted, never null.
+    status = defs["ServerStatus"]
+    assert {"tools", "authStatus", "resources"} <= set(status["required"])
+    assert "lastError" not in status["required"] and status["properties"]["lastError"] == {"$ref": "#/$defs/ErrorInfo"}
+    assert "enabled" in defs["StdioServerConfigResolved"]["required"]
+    # Accepted: a defaulted field may be omitted.
+    assert "enabled" not in defs["StdioServerConfig"].get("required", [])
+    # Required nullable fields stay nullable.
+    assert defs["StartupStatusUpdated"]["properties"]["threadId"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    # Required for clients although the daemon answers its absence with threadRequired.
+    for name in ("ToolCallParams", "ThreadIdParams"):
+        assert "threadId" in defs[name]["required"]
+        assert defs[name]["properties"]["threadId"] == {"minLength": 1, "type": "string"}

@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 
 from app_server.daemon import RequestContext
+from app_server.handlers.registry import method
 from mcp_runtime.apps import plan_import, sync_app
 from protocol.config import APP_NAMES
 from protocol.server import (
@@ -21,6 +22,7 @@ from protocol.server import (
 _TARGET_FIELD = {"claudeDesktop": "claude_desktop"}
 
 
+@method("mcpServer/importFromApp", ImportFromAppParams)
 async def import_from_app(ctx: RequestContext, params: ImportFromAppParams) -> ImportFromAppResult:
     daemon = ctx.daemon
     existing = {server.name: server.config for server in daemon.store.list()}
@@ -40,6 +42,7 @@ async def import_from_app(ctx: RequestContext, params: ImportFromAppParams) -> I
     return ImportFromAppResult(imported=list(plan.to_create), skipped=plan.skipped, warnings=plan.warnings)
 
 
+@method("mcpServer/syncAllToLive", SyncAllToLiveParams)
 async def sync_all_to_live(ctx: RequestContext, params: SyncAllToLiveParams) -> SyncAllToLiveResult:
     daemon = ctx.daemon
     stored = daemon.store.list()
@@ -66,9 +69,3 @@ async def sync_all_to_live(ctx: RequestContext, params: SyncAllToLiveParams) -> 
         result.warnings = warnings or None
         results.append(result)
     return SyncAllToLiveResult(results=results)
-
-
-ROUTES = {
-    "mcpServer/importFromApp": import_from_app,
-    "mcpServer/syncAllToLive": sync_all_to_live,
-}

@@ -5,11 +5,13 @@ from __future__ import annotations
 import anyio
 
 from app_server.daemon import RequestContext
+from app_server.handlers.registry import method
 from protocol.config import HttpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import ErrorInfo, OAuthLoginCompleted, OAuthLoginParams, OAuthLoginResult
 
 
+@method("mcpServer/oauth/login", OAuthLoginParams)
 async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResult:
     daemon = ctx.daemon
     config = daemon.store.require(params.name).config
@@ -47,6 +49,3 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
     login_id.append(started.login_id)
     announced.set()
     return OAuthLoginResult(authorization_url=started.authorization_url, login_id=started.login_id)
-
-
-ROUTES = {"mcpServer/oauth/login": login}

@@ -10,6 +10,7 @@ from typing import Any
 from app_server.daemon import RequestContext
 from app_server.handlers.owners import catalog, owner
 from app_server.handlers.paging import page
+from app_server.handlers.registry import method
 from protocol.base import Empty
 from protocol.jsonrpc import AppError
 from protocol.prompt import PromptGetParams, PromptGetResult, PromptListParams, PromptListResult, PromptView
@@ -49,6 +50,7 @@ def _tools_and_auth(status: ServerStatus) -> ServerStatus:
     )
 
 
+@method("mcpServerStatus/list", ServerStatusListParams)
 def status_list(ctx: RequestContext, params: ServerStatusListParams) -> ServerStatusListResult:
     of = owner(ctx, params.thread_id)
     statuses = [of.status(params.server_name)] if params.server_name is not None else of.statuses()
@@ -58,17 +60,20 @@ def status_list(ctx: RequestContext, params: ServerStatusListParams) -> ServerSt
     return ServerStatusListResult(data=data, next_cursor=next_cursor)
 
 
+@method("mcpServer/start", ServerNameParams)
 async def start(ctx: RequestContext, params: ServerNameParams) -> ServerStartResult:
     ctx.daemon.store.require(params.name)
     return ServerStartResult(status=await ctx.daemon.manager.start(params.name))
 
 
+@method("mcpServer/stop", ServerNameParams)
 async def stop(ctx: RequestContext, params: ServerNameParams) -> Empty:
     ctx.daemon.store.require(params.name)
     await ctx.daemon.manager.stop(params.name)
     return Empty()
 
 
+@method("mcpTool/list", ToolListParams)
 def tool_list(ctx: RequestContext, params: ToolListParams) -> ToolListResult:
     manager = ctx.daemon.manager
     if params.server is not None:
@@ -87,11 +92,13 @@ def _visible(
     )
 
 
+@method("mcpTool/listForContext", ToolListForContextParams)
 def tool_list_for_context(ctx: RequestContext, params: ToolListForContextParams) -> ToolListForContextResult:
     views, _ = _visible(ctx, params.thread_id, params.caller, params.include_deferred)
     return ToolListForContextResult(data=views)
 
 
+@method("mcpTool/search", ToolSearchParams)
 def tool_search(ctx: RequestContext, params: ToolSearchParams) -> ToolSearchResult:
     _, visible = _visible(ctx, params.thread_id, params.caller, include_deferred=True)
     index = catalog(owner(ctx, params.thread_id)).index()
@@ -106,6 +113,7 @@ def _connected(ctx: RequestContext, thread_id: str | None, server: str | None) -
     return {server: of.connection(server)}
 
 
+@method("mcpPrompt/list", PromptListParams)
 def prompt_list(ctx: RequestContext, params: PromptListParams) -> PromptListResult:
     prompts = [
         PromptView.model_validate({"arguments": [], **prompt, "server": name})
@@ -116,6 +124,7 @@ def prompt_list(ctx: RequestContext, params: PromptListParams) -> PromptListResu
     return PromptListResult(data=data, next_cursor=next_cursor)
 
 
+@method("mcpPrompt/get", PromptGetParams)
 async def prompt_get(ctx: RequestContext, params: PromptGetParams) -> PromptGetResult:
     conn = owner(ctx, params.thread_id).connection(params.server)
     if not any(p.get("name") == params.name for p in conn.state.prompts):
@@ -123,6 +132,7 @@ async def prompt_get(ctx: RequestContext, params: PromptGetParams) -> PromptGetR
     return PromptGetResult.model_validate(await conn.get_prompt(params.name, params.arguments))
 
 
+@method("mcpResource/list", ResourceListParams)
 def resource_list(ctx: RequestContext, params: ResourceListParams) -> ResourceListResult:
     connections = sorted(_connected(ctx, params.thread_id, params.server).items())
     resources = [
@@ -150,6 +160,7 @@ def preview_content(content: dict[str, Any]) -> dict[str, Any]:
     return {**content, "text": encoded[:PREVIEW_TEXT_BYTES].decode(errors="ignore"), "truncated": True}
 
 
+@method("mcpServer/resource/read", ResourceReadParams)
 async def resource_read(ctx: RequestContext, params: ResourceReadParams) -> ResourceReadResult:
     if params.thread_id is not None:
         return await ctx.daemon.thread_runtime(params.thread_id, ctx.connection).read_resource(
@@ -162,27 +173,13 @@ async def resource_read(ctx: RequestContext, params: ResourceReadParams) -> Reso
     return ResourceReadResult(contents=[ResourceContent.model_validate(c) for c in contents])
 
 
+@method("mcpResource/subscribe", ResourceSubscribeParams)
 async def subscribe(ctx: RequestContext, params: ResourceSubscribeParams) -> Empty:
     await owner(ctx, params.thread_id).connection(params.server).subscribe(params.uri)
     return Empty()
 
 
+@method("mcpResource/unsubscribe", ResourceSubscribeParams)
 async def unsubscribe(ctx: RequestContext, params: ResourceSubscribeParams) -> Empty:
     await owner(ctx, params.thread_id).connection(params.server).unsubscribe(params.uri)
     return Empty()
-
-
-ROUTES = {
-    "mcpServerStatus/list": status_list,
-    "mcpServer/start": start,
-    "mcpServer/stop": stop,
-    "mcpTool/list": tool_list,
-    "mcpTool/listForContext": tool_list_for_context,
-    "mcpTool/search": tool_search,
-    "mcpPrompt/list": prompt_list,
-    "mcpPrompt/get": prompt_get,
-    "mcpResource/list": resource_list,
-    "mcpServer/resource/read": resource_read,
-    "mcpResource/subscribe": subscribe,
-    "mcpResource/unsubscribe": unsubscribe,
-}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app_server.daemon import RequestContext
 from app_server.handlers.paging import page
+from app_server.handlers.registry import method
 from mcp_runtime.config import check_server, redacted
 from mcp_runtime.store import StoredServer
 from protocol.base import Empty
@@ -34,16 +35,19 @@ def record(server: StoredServer) -> ServerRecord:
     )
 
 
+@method("mcpServer/list", ServerListParams)
 def list_servers(ctx: RequestContext, params: ServerListParams) -> ServerListResult:
     data, next_cursor = page(ctx.daemon.store.list(), params.cursor, params.limit)
     return ServerListResult(data=[record(s) for s in data], next_cursor=next_cursor)
 
 
+@method("mcpServer/create", ServerCreateParams)
 def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
     check_server(params.name, params.config)
     return ServerResult(server=record(ctx.daemon.store.create(params.name, params.config)))
 
 
+@method("mcpServer/update", ServerUpdateParams)
 async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResult:
     check_server(params.name, params.config)
     server = ctx.daemon.store.update(params.name, params.config, params.expected_revision)
@@ -51,6 +55,7 @@ async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResul
     return ServerResult(server=record(server))
 
 
+@method("mcpServer/delete", ServerNameParams)
 async def delete(ctx: RequestContext, params: ServerNameParams) -> Empty:
     ctx.daemon.store.require(params.name)
     await ctx.daemon.forget_server(params.name)
@@ -58,17 +63,9 @@ async def delete(ctx: RequestContext, params: ServerNameParams) -> Empty:
     return Empty()
 
 
+@method("mcpServer/enabled/set", ServerEnabledSetParams)
 async def set_enabled(ctx: RequestContext, params: ServerEnabledSetParams) -> ServerResult:
     server = ctx.daemon.store.set_enabled(params.name, params.enabled, params.app)
     if params.app is None:
         await ctx.daemon.config_changed(params.name)
     return ServerResult(server=record(server))
-
-
-ROUTES = {
-    "mcpServer/list": list_servers,
-    "mcpServer/create": create,
-    "mcpServer/update": update,
-    "mcpServer/delete": delete,
-    "mcpServer/enabled/set": set_enabled,
-}

@@ -12,6 +12,7 @@ from typing import Any
 
 from app_server.connection import next_server_request_id
 from app_server.daemon import RequestContext
+from app_server.handlers.registry import method
 from protocol.elicitation import ElicitationRequest, ServerRequestResolved
 from protocol.jsonrpc import AppError
 from protocol.thread import (
@@ -25,24 +26,29 @@ from protocol.thread import (
 from protocol.tool import ToolCallParams, ToolCallResult, ToolProgress
 
 
+@method("thread/start", ThreadStartParams)
 def thread_start(ctx: RequestContext, params: ThreadStartParams) -> ThreadResult:
     return ThreadResult(thread=ctx.daemon.threads.start(params, ctx.connection))
 
 
+@method("thread/list", ThreadListParams)
 async def thread_list(ctx: RequestContext, params: ThreadListParams) -> ThreadListResult:
     data, next_cursor = await ctx.daemon.threads.page(params.cursor, params.limit)
     return ThreadListResult(data=data, next_cursor=next_cursor)
 
 
+@method("thread/read", ThreadIdParams)
 def thread_read(ctx: RequestContext, params: ThreadIdParams) -> ThreadReadResult:
     thread, facts = ctx.daemon.threads.read(params.thread_id, ctx.connection)
     return ThreadReadResult(thread=thread, facts=facts)
 
 
+@method("thread/archive", ThreadIdParams)
 async def thread_archive(ctx: RequestContext, params: ThreadIdParams) -> ThreadResult:
     return ThreadResult(thread=await ctx.daemon.threads.archive(params.thread_id))
 
 
+@method("mcpServer/tool/call", ToolCallParams)
 async def tool_call(ctx: RequestContext, params: ToolCallParams) -> ToolCallResult:
     runtime = ctx.daemon.thread_runtime(params.thread_id, ctx.connection)  # type: ignore[arg-type]
     thread_id = runtime.thread_id
@@ -90,12 +96,3 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> ToolCallResu
         ask=ask,
     )
     return ToolCallResult.model_validate(result)
-
-
-ROUTES = {
-    "thread/start": thread_start,
-    "thread/list": thread_list,
-    "thread/read": thread_read,
-    "thread/archive": thread_archive,
-    "mcpServer/tool/call": tool_call,
-}
