@@ -243,7 +243,7 @@ class ThreadRegistry:
     # ---------------------------------------------------------------- methods
 
     def _server_set(self, params: ThreadStartParams) -> dict[str, McpServerConfig]:
-        from mcp_runtime.config import check_server, normalized
+        from mcp_runtime.config import check_server, normalized, policy
         from mcp_runtime.limits import MAX_SERVERS
 
         servers: dict[str, McpServerConfig] = {}
@@ -270,6 +270,7 @@ class ThreadRegistry:
                 servers[name] = config
         if len(servers) > MAX_SERVERS:
             raise AppError("tooManyServers", f"a thread has at most {MAX_SERVERS} servers", limit=MAX_SERVERS)
+        policy().check_all(servers.items())
         return servers
 
     def start(self, params: ThreadStartParams, connection: ClientConnection) -> Thread:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
-from mcp_runtime.config import REDACTED
+from mcp_runtime.config import REDACTED, policy
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from protocol.config import HttpServerConfig, McpServerConfig, StdioServerConfig
 from protocol.jsonrpc import REASON_CODES, AppError
@@ -147,7 +147,7 @@ class StdioTransport:
         config = self._config
         try:
             return await anyio.open_process(
-                [config.command, *config.args],
+                policy().stdio_argv(config),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -389,6 +389,7 @@ def build_transport(
     config: McpServerConfig, env: Mapping[str, str], tail: StderrTail, *, auth: httpx2.Auth | None = None
 ) -> StdioTransport | AbstractAsyncContextManager[TransportStreams]:
     """The SDK transport for ``config``; env-referenced values are resolved here (``missingEnvVar`` early)."""
+    policy().check_transport(config)
     if isinstance(config, StdioServerConfig):
         return StdioTransport(config, env, tail)
     return _http(config, resolve_headers(config, env), auth)
