@@ -120,6 +120,12 @@ def reasons(plan: Any) -> dict[str, str]:
     return {s.name: s.reason for s in plan.skipped}
 
 
+def read_entries(app: str, path: Path) -> dict[str, Any]:
+    if app == "codex":
+        return tomlkit.parse(path.read_text()).unwrap()["mcp_servers"]
+    return json.loads(path.read_text())[SECTION[app]]
+
+
 def test_import_claude_code(home: Path, data_dir: Path) -> None:
     path = write(
         home / ".claude.json",
@@ -432,16 +438,40 @@ def test_sync_writes_each_apps_shape_with_env_references(
 def test_sync_never_writes_literal_secrets(home: Path, data_dir: Path) -> None:
     servers = {
         "lit": cfg({"command": "node", "env": {"API_KEY": "sk-literal-secret"}}),
-        "hdr": cfg({"type": "http", "url": "https://h.example.com", "headers": {"X-Title": "literal-title"}}),
         "ok": cfg({"command": "node"}),
     }
     for app in ALL_APPS:
         result = do_sync(app, home, data_dir, servers)
         assert result.servers == ["ok"], app
-        text = Path(result.path).read_text()
-        assert "sk-literal-secret" not in text and "literal-title" not in text
-        assert any(w.startswith("lit: not synced") for w in result.warnings_)
-        assert any(w.startswith("hdr: not synced") for w in result.warnings_)
+        assert "sk-literal-secret" not in Path(result.path).read_text()
+        assert any(w.startswith("lit: not synced") and "API_KEY" in w for w in result.warnings_)
+
+
+def test_sync_writes_harmless_literals_as_they_are(home: Path, data_dir: Path) -> None:
+    servers = {
+        "hdr": cfg({"type": "http", "url": "https://h.example.com", "headers": {"X-Title": "literal-title"}}),
+        "env": cfg({"command": "node", "env": {"LOG_LEVEL": "warn"}}),
+    }
+    for app in ALL_APPS:
+        result = do_sync(app, home, data_dir, servers)
+        expected = ["env"] if app == "claudeDesktop" else ["env", "hdr"]
+        assert result.servers == expected, (app, result.warnings_)
+        entries = read_entries(app, Path(result.path))
+        assert entries["env"]["env"] == {"LOG_LEVEL": "warn"}
+        if app != "claudeDesktop":
+            headers = entries["hdr"]["http_headers" if app == "codex" else "headers"]
+            assert headers == {"X-Title": "literal-title"}
+        # Imported back, each is the same server.
+        plan = imported(app, home, existing=servers)
+        assert set(reasons(plan).values()) == {"alreadyPresent"}, plan.warnings
+
+
+def test_sync_refuses_literals_the_app_would_expand(home: Path, data_dir: Path) -> None:
+    servers = {"tpl": cfg({"command": "node", "env": {"GREETING": "${HOME}"}})}
+    for app in ("claude", "cursor", "gemini"):
+        result = do_sync(app, home, data_dir, servers)
+        assert result.servers == [], app
+        assert any("expand" in w for w in result.warnings_)
 
 
 def test_sync_skips_what_an_app_cannot_express(home: Path, data_dir: Path) -> None:
@@ -566,13 +596,11 @@ def test_sync_codex_round_trips_toml(home: Path, data_dir: Path) -> None:
         "env_vars": ["GITHUB_TOKEN"],
         "cwd": "/srv",
         "startup_timeout_sec": 12.5,
-        "tool_timeout_sec": 30,
-    }
+    }  # the tool timeout the user never set is left to Codex's own default
     assert data["mcp_servers"]["docs"] == {
         "url": "https://docs.example.com/mcp",
         "bearer_token_env_var": "DOCS_TOKEN",
         "env_http_headers": {"X-Api-Key": "DOCS_KEY"},
-        "startup_timeout_sec": 30,
         "tool_timeout_sec": 60,
         "enabled_tools": ["search"],
     }

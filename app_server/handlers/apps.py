@@ -15,8 +15,6 @@ from protocol.server import (
     SyncAppResult,
 )
 
-_TARGET_FIELD = {"claudeDesktop": "claude_desktop"}
-
 
 def import_from_app(ctx: RequestContext, params: ImportFromAppParams) -> ImportFromAppResult:
     daemon = ctx.daemon
@@ -38,10 +36,7 @@ def sync_all_to_live(ctx: RequestContext, params: SyncAllToLiveParams) -> SyncAl
     stored = daemon.store.list()
     results: list[SyncAppResult] = []
     for app in params.apps or APP_NAMES:
-        field = _TARGET_FIELD.get(app, app)
-        servers = {
-            s.name: s.config for s in stored if s.config.enabled and s.config.apps and getattr(s.config.apps, field)
-        }
+        servers = {s.name: s.config for s in stored if s.config.apps and s.config.apps.targets(app)}
         warnings: list[str] = []
         result = sync_app(
             app, path=None, home=daemon.home, env=daemon.env, servers=servers, data_dir=daemon.data_dir,
