@@ -697,3 +697,63 @@ def test_import_and_sync_never_touch_real_home(home: Path, data_dir: Path, monke
     monkeypatch.setenv("HOME", "/nonexistent-real-home")
     result = do_sync("cursor", home, data_dir, {"a": cfg({"command": "n"})})
     assert result.path.startswith(str(home)) and os.path.exists(result.path)
+
+
+# --- fidelity: meaning, defaults, project scope -----------------------------------------------------------
+
+
+def test_sync_compares_entries_by_meaning(home: Path, data_dir: Path) -> None:
+    # The user's own entry spelled differently ("env": {}, another key order) is the same server: in sync.
+    user = {"mcpServers": {"same": {"env": {}, "args": [], "command": "n", "type": "stdio"}}}
+    path = write(app_path("claude", home), json.dumps(user, indent=2))
+    first = do_sync("claude", home, data_dir, {"same": cfg({"command": "n"})})
+    assert first.servers == ["same"] and not first.changed and first.warnings_ == []
+    assert json.loads(path.read_text()) == user
+
+    # Our own entry reformatted by the user (same meaning) is still ours: rewritten when the server changes.
+    do_sync("claude", home, data_dir, {"ours": cfg({"command": "n", "args": ["a"]})})
+    data = json.loads(path.read_text())
+    data["mcpServers"]["ours"] = {"args": ["a"], "command": "n", "env": {}}
+    path.write_text(json.dumps(data))
+    changed = do_sync("claude", home, data_dir, {"ours": cfg({"command": "n", "args": ["b"]})})
+    assert changed.changed and changed.warnings_ == []
+    assert json.loads(path.read_text())["mcpServers"]["ours"]["args"] == ["b"]
+    removed = do_sync("claude", home, data_dir, {})
+    assert removed.changed and "ours" not in json.loads(path.read_text())["mcpServers"]
+
+
+def test_sync_writes_no_daemon_defaults(home: Path, data_dir: Path) -> None:
+    unset = {"u": cfg({"command": "n"}), "w": cfg({"type": "http", "url": "https://w.example.com/mcp"})}
+    codex = do_sync("codex", home, data_dir, unset)
+    entries = read_entries("codex", Path(codex.path))
+    assert entries["u"] == {"command": "n", "args": []}
+    assert entries["w"] == {"url": "https://w.example.com/mcp"}
+    gemini = do_sync("gemini", home, data_dir, unset)
+    assert "timeout" not in read_entries("gemini", Path(gemini.path))["u"]
+
+    # Set by the user — even to the daemon's default value — they are written.
+    chosen = {"u": cfg({"command": "n", "startupTimeoutMs": 30000, "toolTimeoutMs": 90000})}
+    codex = do_sync("codex", home, data_dir, chosen)
+    assert read_entries("codex", Path(codex.path))["u"] == {
+        "command": "n", "args": [], "startup_timeout_sec": 30, "tool_timeout_sec": 90,
+    }  # fmt: skip
+    gemini = do_sync("gemini", home, data_dir, chosen)
+    assert read_entries("gemini", Path(gemini.path))["u"]["timeout"] == 90000
+
+
+def test_import_claude_code_project_scope(home: Path) -> None:
+    write(home / ".claude.json", json.dumps({
+        "mcpServers": {"shared": {"command": "user-one"}},
+        "projects": {
+            "/work/a": {"mcpServers": {"alpha": {"command": "a"}, "shared": {"command": "project-one"}}},
+            "/work/b": {"mcpServers": {"alpha": {"command": "b"}, "beta": {"type": "http", "url": "https://b.example.com"}}},
+            "/work/c": {"allowedTools": []},
+        },
+    }))  # fmt: skip
+    plan = imported("claude", home)
+    assert set(plan.to_create) == {"shared", "alpha", "beta"}
+    assert plan.to_create["shared"].command == "user-one"
+    assert plan.to_create["alpha"].command == "a"
+    assert [(s.name, s.reason) for s in plan.skipped] == [("shared", "nameConflict"), ("alpha", "nameConflict")]
+    assert any("/work/a" in w and "shared" in w for w in plan.warnings)
+    assert any("/work/b" in w and "alpha" in w for w in plan.warnings)
