@@ -55,25 +55,16 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_import_from_claude_code_skips_bad_entries_with_reasons(app_daemon: Daemon, home: Path) -> None:
-    write(
-        home / ".claude.json",
-        json.dumps(
-            {
-                "numStartups": 3,
-                "mcpServers": {
-                    "fs": {"type": "stdio", "command": "npx", "args": ["-y", "server-filesystem"]},
-                    "docs": {"type": "http", "url": "https://docs.example.com/mcp", "headers": {"X-Title": "app"}},
-                    "leaky": {
-                        "type": "http",
-                        "url": "https://x.example/mcp",
-                        "headers": {"Authorization": "Bearer abc"},
-                    },
-                    "plain": {"type": "http", "url": "http://remote.example/mcp"},
-                    "bad__name": {"command": "x"},
-                },
-            }
-        ),
-    )
+    write(home / ".claude.json", json.dumps({
+        "numStartups": 3,
+        "mcpServers": {
+            "fs": {"type": "stdio", "command": "npx", "args": ["-y", "server-filesystem"]},
+            "docs": {"type": "http", "url": "https://docs.example.com/mcp", "headers": {"X-Title": "app"}},
+            "leaky": {"type": "http", "url": "https://x.example/mcp", "headers": {"Authorization": "Bearer abc"}},
+            "plain": {"type": "http", "url": "http://remote.example/mcp"},
+            "bad__name": {"command": "x"},
+        },
+    }))
     dry = app_daemon.request("mcpServer/importFromApp", {"app": "claude", "dryRun": True})
     assert sorted(dry["imported"]) == ["docs", "fs"]
     assert app_daemon.request("mcpServer/list") == {"data": []}
@@ -97,25 +88,14 @@ def test_import_reports_a_changed_existing_name_as_server_exists(app_daemon: Dae
 
 
 def test_import_from_codex_gemini_vscode_and_desktop(app_daemon: Daemon, home: Path) -> None:
-    write(
-        home / ".codex" / "config.toml",
-        CODEX_TOML + '\n[mcp_servers.web]\nurl = "https://w.example/mcp"\n'
-        'bearer_token_env_var = "WEB_TOKEN"\ntool_timeout_sec = 12\n',
-    )
-    write(
-        home / ".gemini" / "settings.json",
-        json.dumps(
-            {
-                "theme": "x",
-                "mcpServers": {"g": {"httpUrl": "https://g.example/mcp", "timeout": 5000, "includeTools": ["a"]}},
-            }
-        ),
-    )
+    write(home / ".codex" / "config.toml", CODEX_TOML + '\n[mcp_servers.web]\nurl = "https://w.example/mcp"\n'
+          'bearer_token_env_var = "WEB_TOKEN"\ntool_timeout_sec = 12\n')
+    write(home / ".gemini" / "settings.json", json.dumps(
+        {"theme": "x", "mcpServers": {"g": {"httpUrl": "https://g.example/mcp", "timeout": 5000,
+                                            "includeTools": ["a"]}}}))
     write(home / ".config" / "Code" / "User" / "mcp.json", VSCODE_JSONC)
-    write(
-        home / ".config" / "Claude" / "claude_desktop_config.json",
-        json.dumps({"mcpServers": {"desk": {"command": "desk-tool", "args": ["1"]}}}),
-    )
+    write(home / ".config" / "Claude" / "claude_desktop_config.json",
+          json.dumps({"mcpServers": {"desk": {"command": "desk-tool", "args": ["1"]}}}))
     assert sorted(app_daemon.request("mcpServer/importFromApp", {"app": "codex"})["imported"]) == ["mine", "web"]
     assert app_daemon.request("mcpServer/importFromApp", {"app": "gemini"})["imported"] == ["g"]
     assert app_daemon.request("mcpServer/importFromApp", {"app": "vscode"})["imported"] == ["hand"]
@@ -137,23 +117,13 @@ def test_import_with_explicit_path_and_missing_file(app_daemon: Daemon, tmp_path
 def test_sync_writes_only_the_mcp_section_and_keeps_user_entries(app_daemon: Daemon, home: Path) -> None:
     codex = write(home / ".codex" / "config.toml", CODEX_TOML)
     vscode = write(home / ".config" / "Code" / "User" / "mcp.json", VSCODE_JSONC)
-    app_daemon.request(
-        "mcpServer/create",
-        {
-            "name": "ours",
-            "config": {
-                "type": "http",
-                "url": "https://ours.example/mcp",
-                "bearerTokenEnvVar": "OURS_TOKEN",
-                "apps": {"codex": True, "vscode": True},
-            },
-        },
-    )
+    app_daemon.request("mcpServer/create", {"name": "ours", "config": {
+        "type": "http", "url": "https://ours.example/mcp", "bearerTokenEnvVar": "OURS_TOKEN",
+        "apps": {"codex": True, "vscode": True}}})
     dry = app_daemon.request("mcpServer/syncAllToLive", {"apps": ["codex"], "dryRun": True})["results"][0]
     assert dry["changed"] is True and codex.read_text() == CODEX_TOML
-    results = {
-        r["app"]: r for r in app_daemon.request("mcpServer/syncAllToLive", {"apps": ["codex", "vscode"]})["results"]
-    }
+    results = {r["app"]: r for r in app_daemon.request("mcpServer/syncAllToLive", {"apps": ["codex", "vscode"]})[
+        "results"]}
     assert results["codex"]["changed"] and results["vscode"]["changed"]
     assert Path(results["codex"]["backupPath"]).read_text() == CODEX_TOML
     text = codex.read_text()
@@ -180,10 +150,8 @@ def test_sync_reports_an_unparsable_target_and_leaves_it(app_daemon: Daemon, hom
 
 
 def test_sync_never_writes_literal_secrets(app_daemon: Daemon, home: Path) -> None:
-    app_daemon.request(
-        "mcpServer/create",
-        {"name": "envy", "config": {"command": "tool", "env": {"API_TOKEN": "sk-secret-1"}, "apps": {"cursor": True}}},
-    )
+    app_daemon.request("mcpServer/create", {"name": "envy", "config": {
+        "command": "tool", "env": {"API_TOKEN": "sk-secret-1"}, "apps": {"cursor": True}}})
     result = app_daemon.request("mcpServer/syncAllToLive", {"apps": ["cursor"]})["results"][0]
     target = home / ".cursor" / "mcp.json"
     assert "sk-secret-1" not in (target.read_text() if target.exists() else "")
