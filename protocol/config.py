@@ -93,6 +93,7 @@ def _config_type(value: Any) -> str:
 
 
 _PLAIN_MESSAGES = {
+    "union_tag_invalid": 'type must be "stdio" or "http"',
     "model_type": "must be an object",
     "model_attributes_type": "must be an object",
     "dict_type": "must be an object",
@@ -110,7 +111,7 @@ def _plain_errors(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         raise _config_error((), "a server config must be an object", value)
     kind = value.get("type") if isinstance(value, dict) else value.type
     if isinstance(value, dict):
-        if kind is not None and kind not in TRANSPORTS:
+        if "type" in value and kind not in TRANSPORTS:
             raise _config_error(("type",), 'type must be "stdio" or "http"', value)
         if kind is None and "url" in value:
             raise _config_error(

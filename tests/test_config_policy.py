@@ -141,3 +141,19 @@ def test_normalization_fills_defaults_and_ignores_sync_targets() -> None:
                                   "apps": {"codex": True}})
     assert normalized(a) == normalized(b)
     assert normalized(a) != normalized(parse_server_config("a", {"command": "x", "args": ["y"]}))
+
+
+def test_validation_errors_hide_union_labels_and_class_names() -> None:
+    from pydantic import ValidationError
+
+    from protocol.jsonrpc import validation_errors
+    from protocol.lifecycle import CancelRequestParams, InitializeParams
+
+    with pytest.raises(ValidationError) as union:
+        CancelRequestParams.model_validate({"id": [1]})
+    plain = "Input should be a valid string or a valid integer"
+    assert validation_errors(union.value) == [{"path": "id", "message": plain}]
+    with pytest.raises(ValidationError) as model:
+        InitializeParams.model_validate({"clientInfo": 5})
+    expected = [{"path": "params.clientInfo", "message": "Input should be an object"}]
+    assert validation_errors(model.value, ("params",)) == expected

@@ -179,3 +179,11 @@ def test_tool_call_timeout_is_bounded(daemon: Daemon, timeout_ms: int) -> None:
         {"threadId": "thr_x", "server": "s", "tool": "t", "timeoutMs": timeout_ms},
     )
     assert (err.reason, err.data["errors"][0]["path"]) == ("invalidParams", "timeoutMs")
+
+
+def test_thread_start_config_errors_are_plain_too(daemon: Daemon) -> None:
+    err = error_of(daemon, "thread/start", {"mcpServers": {"docs": {"url": "https://docs.example.com/mcp"}}})
+    [only] = err.data["errors"]
+    assert only["path"] == "mcpServers.docs.type" and 'needs type: "http"' in only["message"]
+    err = error_of(daemon, "thread/start", {"mcpServers": 5})
+    assert err.data["errors"] == [{"path": "mcpServers", "message": "Input should be an object"}]
