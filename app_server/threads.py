@@ -243,7 +243,7 @@ class ThreadRegistry:
     # ---------------------------------------------------------------- methods
 
     def _server_set(self, params: ThreadStartParams) -> dict[str, McpServerConfig]:
-        from mcp_runtime.config import check_server, normalized, policy
+        from mcp_runtime.config import check_server, normalized, policy, restore_redacted
         from mcp_runtime.limits import MAX_SERVERS
 
         servers: dict[str, McpServerConfig] = {}
@@ -260,6 +260,7 @@ class ThreadRegistry:
         for name, config in (params.mcp_servers or {}).items():
             check_server(name, config)
             existing = servers.get(name)
+            config = restore_redacted(config, existing, at=f"mcpServers.{name}")  # "***" keeps stored secrets
             if existing is not None and normalized(existing) != normalized(config):
                 raise AppError(
                     "conflictingServerConfig",

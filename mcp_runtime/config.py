@@ -195,7 +195,7 @@ def redacted(config: McpServerConfig) -> dict[str, Any]:
     return data
 
 
-def restore_redacted(config: McpServerConfig, stored: McpServerConfig | None) -> McpServerConfig:
+def restore_redacted(config: McpServerConfig, stored: McpServerConfig | None, *, at: str = "config") -> McpServerConfig:
     """Lossless editing: each ``***`` keeps the stored value at the same env key or header name.
 
     A ``***`` where nothing is stored is ``redactedValue`` (it would otherwise become the value).
@@ -211,7 +211,7 @@ def restore_redacted(config: McpServerConfig, stored: McpServerConfig | None) ->
             if value != REDACTED:
                 continue
             if key not in kept:
-                path = f"config.{wire_name}.{key}"
+                path = f"{at}.{wire_name}.{key}"
                 raise AppError(
                     "redactedValue",
                     f'{path} is "***" but no value is stored there: send the real value',

@@ -145,9 +145,10 @@ class StdioTransport:
         import subprocess
 
         config = self._config
+        argv = policy().stdio_argv(config)
         try:
             return await anyio.open_process(
-                policy().stdio_argv(config),
+                argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -158,11 +159,11 @@ class StdioTransport:
         except FileNotFoundError as exc:
             if config.cwd is not None and not os.path.isdir(config.cwd):
                 raise AppError("startupFailed", f"working directory not found: {config.cwd}") from exc
-            raise AppError("startupFailed", f"command not found: {config.command}") from exc
+            raise AppError("startupFailed", f"command not found: {argv[0]}") from exc
         except PermissionError as exc:
-            raise AppError("startupFailed", f"command is not executable: {config.command}") from exc
+            raise AppError("startupFailed", f"command is not executable: {argv[0]}") from exc
         except OSError as exc:
-            raise AppError("startupFailed", f"could not start {config.command}: {exc.strerror or exc}") from exc
+            raise AppError("startupFailed", f"could not start {argv[0]}: {exc.strerror or exc}") from exc
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[TransportStreams]:

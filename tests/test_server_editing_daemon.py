@@ -77,6 +77,11 @@ def test_settings_page_round_trip_keeps_every_secret(daemon: Daemon, data_dir: P
     assert stored(data_dir, "docs")["headers"] == {"X-Title": "my-app"}
     env = child_env(daemon, "ev")
     assert env["API_KEY"] == SECRET and env["LOG_LEVEL"] == "debug"
+    # The listed config handed to thread/start as an inline server is the stored one, secrets included.
+    relisted = listed(daemon, "ev")["ev"]["config"]
+    assert child_env(daemon, "ev", relisted)["API_KEY"] == SECRET
+    strict = error_of(daemon, "thread/start", {"strictMcpConfig": True, "mcpServers": {"ev": relisted}})
+    assert (strict.reason, strict.data["path"]) == ("redactedValue", "mcpServers.ev.env.API_KEY")
 
     # A stale revision is still refused, and nothing changes.
     stale = error_of(daemon, "mcpServer/update", {"name": "ev", "config": ev, "expectedRevision": 1})
