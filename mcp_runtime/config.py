@@ -201,7 +201,7 @@ def restore_redacted(config: McpServerConfig, stored: McpServerConfig | None, *,
     A ``***`` where nothing is stored is ``redactedValue`` (it would otherwise become the value).
     """
     updates: dict[str, dict[str, str]] = {}
-    for field, wire_name in (("env", "env"), ("headers", "headers")):
+    for field in ("env", "headers"):
         values: dict[str, str] = getattr(config, field, None) or {}
         if REDACTED not in values.values():
             continue
@@ -211,7 +211,7 @@ def restore_redacted(config: McpServerConfig, stored: McpServerConfig | None, *,
             if value != REDACTED:
                 continue
             if key not in kept:
-                path = f"{at}.{wire_name}.{key}"
+                path = f"{at}.{field}.{key}"
                 raise AppError(
                     "redactedValue",
                     f'{path} is "***" but no value is stored there: send the real value',
