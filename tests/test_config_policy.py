@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcp_runtime.config import normalized, parse_server_config, redacted
 from protocol.jsonrpc import AppError
@@ -223,3 +225,18 @@ def test_policy_options() -> None:
     for transports, sandbox in bad:
         with pytest.raises(ValueError):
             ConfigPolicy.from_options(transports, sandbox)
+
+
+_ENV_NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,11}", fullmatch=True)
+_VALUES = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=20)
+
+
+@given(env=st.dictionaries(_ENV_NAMES, _VALUES, max_size=6), description=st.none() | st.text(max_size=10))
+def test_a_listed_config_sent_back_is_the_stored_one(env: dict[str, str], description: str | None) -> None:
+    from mcp_runtime.config import restore_redacted, to_wire
+
+    stored = parse_server_config("a", {"command": "x", "env": env})
+    sent = redacted(stored) | ({"description": description} if description is not None else {})
+    edited = restore_redacted(parse_server_config("a", sent), stored)
+    assert edited.env == env
+    assert to_wire(edited) == to_wire(stored) | ({"description": description} if description is not None else {})
