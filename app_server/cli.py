@@ -37,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", type=Path, help="where mcps.json, threads and credentials live")
     parser.add_argument("--listen", metavar="unix:PATH", help="also accept client connections on a Unix socket")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--transports", metavar="stdio,http", help="the MCP transports this deployment allows")
+    parser.add_argument("--stdio-sandbox", metavar="JSON", help="argv prefix (JSON list) for every stdio server")
     commands = parser.add_subparsers(dest="command")
     schema = commands.add_parser("generate-json-schema", help="write the protocol's JSON Schema files")
     schema.add_argument("--out", type=Path, required=True)
@@ -66,6 +68,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.listen.startswith("unix:") or len(args.listen) <= len("unix:"):
             _parser().error("--listen takes unix:PATH")
         listen = Path(args.listen[len("unix:") :]).absolute()
+    from mcp_runtime.config import ConfigPolicy, set_policy
+
+    try:
+        set_policy(ConfigPolicy.from_options(args.transports, args.stdio_sandbox))
+    except ValueError as exc:
+        _parser().error(str(exc))
     env = dict(os.environ)
     data_dir = (args.data_dir or default_data_dir(env)).expanduser().absolute()
     from mcp_runtime import safe_fs

@@ -241,7 +241,7 @@ class ThreadRegistry:
     # ---------------------------------------------------------------- methods
 
     def _server_set(self, params: ThreadStartParams) -> dict[str, McpServerConfig]:
-        from mcp_runtime.config import check_server, normalized
+        from mcp_runtime.config import check_server, normalized, policy, restore_redacted
         from mcp_runtime.limits import MAX_SERVERS
 
         servers: dict[str, McpServerConfig] = {}
@@ -258,6 +258,7 @@ class ThreadRegistry:
         for name, config in (params.mcp_servers or {}).items():
             check_server(name, config)
             existing = servers.get(name)
+            config = restore_redacted(config, existing, at=f"mcpServers.{name}")  # "***" keeps stored secrets
             if existing is not None and normalized(existing) != normalized(config):
                 raise AppError(
                     "conflictingServerConfig",
@@ -268,6 +269,7 @@ class ThreadRegistry:
                 servers[name] = config
         if len(servers) > MAX_SERVERS:
             raise AppError("tooManyServers", f"a thread has at most {MAX_SERVERS} servers", limit=MAX_SERVERS)
+        policy().check_all(servers.items())
         return servers
 
     def start(self, params: ThreadStartParams, connection: ClientConnection) -> Thread:

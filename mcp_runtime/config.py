@@ -7,13 +7,16 @@ the importers all call :func:`parse_server_config`, so an entry is never accepte
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import TypeAdapter, ValidationError
 
-from protocol.config import HttpServerConfig, McpServerConfig, StdioServerConfig
+from protocol.config import TRANSPORTS, HttpServerConfig, McpServerConfig, StdioServerConfig, as_written
 from protocol.jsonrpc import AppError, validation_errors
 
 _CONFIG = TypeAdapter(McpServerConfig)
@@ -171,22 +174,127 @@ def check_server(name: str, config: McpServerConfig) -> None:
 
 
 def to_wire(config: McpServerConfig) -> dict[str, Any]:
-    """The canonical JSON form, as stored and compared."""
-    return _CONFIG.dump_python(config, mode="json")
+    """The form stored and shown: what the user wrote (daemon defaults are applied when used, not stored)."""
+    return as_written(config)
 
 
 def normalized(config: McpServerConfig) -> dict[str, Any]:
     """The form two configs are compared in: defaults filled, sync targets and description ignored."""
-    data = to_wire(config)
+    data = _CONFIG.dump_python(config, mode="json")
     data.pop("apps", None)
     data.pop("description", None)
     return data
 
 
 def redacted(config: McpServerConfig) -> dict[str, Any]:
-    """The wire form with env and header values replaced by ``***``."""
+    """The stored form with env and header values replaced by ``***``."""
     data = to_wire(config)
     for field in ("env", "headers"):
         if data.get(field):
             data[field] = dict.fromkeys(data[field], REDACTED)
     return data
+
+
+def restore_redacted(config: McpServerConfig, stored: McpServerConfig | None, *, at: str = "config") -> McpServerConfig:
+    """Lossless editing: each ``***`` keeps the stored value at the same env key or header name.
+
+    A ``***`` where nothing is stored is ``redactedValue`` (it would otherwise become the value).
+    """
+    updates: dict[str, dict[str, str]] = {}
+    for field in ("env", "headers"):
+        values: dict[str, str] = getattr(config, field, None) or {}
+        if REDACTED not in values.values():
+            continue
+        kept: dict[str, str] = getattr(stored, field, None) or {}
+        restored = dict(values)
+        for key, value in values.items():
+            if value != REDACTED:
+                continue
+            if key not in kept:
+                path = f"{at}.{field}.{key}"
+                raise AppError(
+                    "redactedValue",
+                    f'{path} is "***" but no value is stored there: send the real value',
+                    path=path,
+                    errors=[{"path": path, "message": 'is "***" but no value is stored there'}],
+                )
+            restored[key] = kept[key]
+        updates[field] = restored
+    return config.model_copy(update=updates) if updates else config
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7396 JSON merge patch: objects merge key by key, ``null`` removes a key, anything else replaces."""
+    if not isinstance(patch, dict):
+        return patch
+    merged = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
+
+
+def patched(name: str, stored: McpServerConfig, patch: dict[str, Any]) -> McpServerConfig:
+    """``patch`` applied to the stored config as written, then validated as a whole (``***`` kept)."""
+    config = parse_server_config(name, merge_patch(to_wire(stored), patch))
+    return restore_redacted(config, stored)
+
+
+@dataclass(frozen=True)
+class ConfigPolicy:
+    """What this deployment allows (SPEC §1 ``--transports``, ``--stdio-sandbox``), enforced by the runtime."""
+
+    transports: frozenset[str] = frozenset(TRANSPORTS)
+    stdio_sandbox: tuple[str, ...] = ()
+
+    @classmethod
+    def from_options(cls, transports: str | None, stdio_sandbox: str | None) -> ConfigPolicy:
+        """Parse the command-line options; a ``ValueError`` says what is wrong with them."""
+        allowed = frozenset(TRANSPORTS)
+        if transports is not None:
+            names = [part.strip() for part in transports.split(",") if part.strip()]
+            unknown = sorted(set(names) - set(TRANSPORTS))
+            if not names or unknown:
+                raise ValueError(f"--transports takes a comma-separated list of {', '.join(TRANSPORTS)}")
+            allowed = frozenset(names)
+        prefix: tuple[str, ...] = ()
+        if stdio_sandbox is not None:
+            try:
+                argv = json.loads(stdio_sandbox)
+            except ValueError as exc:
+                raise ValueError("--stdio-sandbox is not valid JSON") from exc
+            if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and a for a in argv):
+                raise ValueError("--stdio-sandbox must be a JSON list of one or more non-empty strings")
+            prefix = tuple(argv)
+        return cls(allowed, prefix)
+
+    def check_transport(self, config: McpServerConfig, name: str | None = None) -> None:
+        if config.type not in self.transports:
+            about = f"server {name!r}" if name is not None else "this server"
+            details = {"transport": config.type} | ({"name": name} if name is not None else {})
+            raise AppError(
+                "transportNotAllowed", f"{about} uses {config.type}, which this deployment does not allow", **details
+            )
+
+    def check_all(self, servers: Iterable[tuple[str, McpServerConfig]]) -> None:
+        for name, config in servers:
+            self.check_transport(config, name)
+
+    def stdio_argv(self, config: StdioServerConfig) -> list[str]:
+        """The argv a stdio server is spawned with: the host's sandbox prefix, then its command and args."""
+        return [*self.stdio_sandbox, config.command, *config.args]
+
+
+_policy = ConfigPolicy()
+
+
+def policy() -> ConfigPolicy:
+    """The deployment's policy (set once at start-up by the command line)."""
+    return _policy
+
+
+def set_policy(value: ConfigPolicy) -> None:
+    global _policy
+    _policy = value

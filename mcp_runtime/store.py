@@ -225,12 +225,18 @@ class ConfigStore:
     def update(self, name: str, config: McpServerConfig, expected_revision: int | None = None) -> StoredServer:
         return self._replace(name, lambda _: config, expected_revision)
 
+    def edit(
+        self, name: str, change: Callable[[McpServerConfig], McpServerConfig], expected_revision: int | None = None
+    ) -> StoredServer:
+        """Replace a config with ``change(stored config)``, computed under the lock (lossless edits, patches)."""
+        return self._replace(name, lambda current: change(current.config), expected_revision)
+
     def set_enabled(self, name: str, enabled: bool, app: AppName | None = None) -> StoredServer:
         def change(current: StoredServer) -> McpServerConfig:
             if app is None:
                 return current.config.model_copy(update={"enabled": enabled})
             targets = current.config.apps or AppTargets()
-            field = "claude_desktop" if app == "claudeDesktop" else app
+            field = AppTargets.field_of(app)
             return current.config.model_copy(update={"apps": targets.model_copy(update={field: enabled})})
 
         return self._replace(name, change, None)

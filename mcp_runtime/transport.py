@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
-from mcp_runtime.config import REDACTED
+from mcp_runtime.config import REDACTED, policy
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from protocol.config import HttpServerConfig, McpServerConfig, StdioServerConfig
 from protocol.jsonrpc import REASON_CODES, AppError
@@ -145,9 +145,10 @@ class StdioTransport:
         import subprocess
 
         config = self._config
+        argv = policy().stdio_argv(config)
         try:
             return await anyio.open_process(
-                [config.command, *config.args],
+                argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -158,11 +159,11 @@ class StdioTransport:
         except FileNotFoundError as exc:
             if config.cwd is not None and not os.path.isdir(config.cwd):
                 raise AppError("startupFailed", f"working directory not found: {config.cwd}") from exc
-            raise AppError("startupFailed", f"command not found: {config.command}") from exc
+            raise AppError("startupFailed", f"command not found: {argv[0]}") from exc
         except PermissionError as exc:
-            raise AppError("startupFailed", f"command is not executable: {config.command}") from exc
+            raise AppError("startupFailed", f"command is not executable: {argv[0]}") from exc
         except OSError as exc:
-            raise AppError("startupFailed", f"could not start {config.command}: {exc.strerror or exc}") from exc
+            raise AppError("startupFailed", f"could not start {argv[0]}: {exc.strerror or exc}") from exc
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[TransportStreams]:
@@ -389,6 +390,7 @@ def build_transport(
     config: McpServerConfig, env: Mapping[str, str], tail: StderrTail, *, auth: httpx2.Auth | None = None
 ) -> StdioTransport | AbstractAsyncContextManager[TransportStreams]:
     """The SDK transport for ``config``; env-referenced values are resolved here (``missingEnvVar`` early)."""
+    policy().check_transport(config)
     if isinstance(config, StdioServerConfig):
         return StdioTransport(config, env, tail)
     return _http(config, resolve_headers(config, env), auth)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Discriminator, Field, Tag, ValidationError, ValidatorFunctionWrapHandler, WrapValidator
+from pydantic_core import PydanticCustomError
 from typing_extensions import TypeAliasType
 
 from protocol.base import WireModel
@@ -17,6 +18,8 @@ ToolLoading = Literal["eager", "deferred", "auto"]
 ProtocolMode = Literal["auto", "2026-07-28", "2025-11-25"]
 AppName = Literal["claude", "claudeDesktop", "codex", "gemini", "cursor", "vscode"]
 APP_NAMES: tuple[AppName, ...] = ("claude", "claudeDesktop", "codex", "gemini", "cursor", "vscode")
+TransportName = Literal["stdio", "http"]
+TRANSPORTS: tuple[TransportName, ...] = ("stdio", "http")
 
 
 class AppTargets(WireModel):
@@ -28,6 +31,14 @@ class AppTargets(WireModel):
     gemini: bool | None = None
     cursor: bool | None = None
     vscode: bool | None = None
+
+    @staticmethod
+    def field_of(app: AppName) -> str:
+        """The model field holding ``app``'s switch (``claudeDesktop`` -> ``claude_desktop``)."""
+        return "claude_desktop" if app == "claudeDesktop" else app
+
+    def targets(self, app: AppName) -> bool:
+        return bool(getattr(self, self.field_of(app)))
 
 
 class OAuthSettings(WireModel):
@@ -82,11 +93,55 @@ def _config_type(value: Any) -> str:
     return str(getattr(value, "type", "stdio"))
 
 
+_PLAIN_MESSAGES = {
+    "union_tag_invalid": 'type must be "stdio" or "http"',
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "dict_type": "must be an object",
+}
+
+
+def _config_error(loc: tuple[str | int, ...], message: str, value: Any) -> ValidationError:
+    error = PydanticCustomError("invalidConfig", message)
+    return ValidationError.from_exception_data("McpServerConfig", [{"type": error, "loc": loc, "input": value}])
+
+
+def _plain_errors(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """Validate a config and word its errors for people: no union branch names or class names in them."""
+    if not isinstance(value, dict | StdioServerConfig | HttpServerConfig):
+        raise _config_error((), "a server config must be an object", value)
+    kind = value.get("type") if isinstance(value, dict) else value.type
+    if isinstance(value, dict):
+        if "type" in value and kind not in TRANSPORTS:
+            raise _config_error(("type",), 'type must be "stdio" or "http"', value)
+        if kind is None and "url" in value:
+            raise _config_error(
+                ("type",), 'a server with a url needs type: "http" (type may be omitted only for stdio)', value
+            )
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        line_errors = []
+        for err in exc.errors(include_url=False):
+            loc = err["loc"][1:] if err["loc"] and err["loc"][0] in TRANSPORTS else err["loc"]
+            message = _PLAIN_MESSAGES.get(err["type"], err["msg"])
+            if err["type"] == "extra_forbidden":
+                message = f"is not a field of a {kind or 'stdio'} server"
+            line_errors.append({"type": PydanticCustomError("invalidConfig", message), "loc": loc, "input": None})
+        raise ValidationError.from_exception_data("McpServerConfig", line_errors) from None
+
+
 McpServerConfig = TypeAliasType(
     "McpServerConfig",
     Annotated[
         Annotated[StdioServerConfig, Tag("stdio")] | Annotated[HttpServerConfig, Tag("http")],
         Discriminator(_config_type),
+        WrapValidator(_plain_errors),
     ],
 )
 """A named alias, so the schema and the TypeScript bindings show one ``McpServerConfig`` type."""
+
+
+def as_written(config: StdioServerConfig | HttpServerConfig) -> dict[str, Any]:
+    """The JSON form with only the fields the user set (and ``type``): defaults apply when used, not stored."""
+    return {"type": config.type, **config.model_dump(mode="json", by_alias=True, exclude_unset=True)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
@@ -112,9 +113,27 @@ class AppError(Exception):
         return {"code": self.code, "message": self.message, "data": {"reason": self.reason, **self.details}}
 
 
+_OBJECT_TYPES = frozenset({"model_type", "model_attributes_type", "dict_type"})
+_BRANCH_LABEL = re.compile(r"(str|int|float|bool|bytes|none|[a-z-]+\[.*\])")
+
+
 def validation_errors(exc: ValidationError, prefix: tuple[str | int, ...] = ()) -> list[dict[str, str]]:
-    """Pydantic errors as ``{path, message}`` pairs (input values left out: they may be secrets)."""
-    return [
-        {"path": ".".join(str(p) for p in (*prefix, *err["loc"])), "message": err["msg"]}
-        for err in exc.errors(include_url=False, include_input=False)
-    ]
+    """Pydantic errors as ``{path, message}`` pairs in plain words (input values left out: they may be secrets).
+
+    Union branch labels (``id.str``) and model class names never reach the client; the alternatives of a
+    union at one path become one message.
+    """
+    merged: dict[str, list[str]] = {}
+    for err in exc.errors(include_url=False, include_input=False):
+        loc = [p for p in err["loc"] if not (isinstance(p, str) and _BRANCH_LABEL.fullmatch(p))]
+        message = "Input should be an object" if err["type"] in _OBJECT_TYPES else err["msg"]
+        merged.setdefault(".".join(str(p) for p in (*prefix, *loc)), []).append(message)
+    return [{"path": path, "message": _either(messages)} for path, messages in merged.items()]
+
+
+def _either(messages: list[str]) -> str:
+    unique = list(dict.fromkeys(messages))
+    lead = "Input should be "
+    if len(unique) > 1 and all(m.startswith(lead) for m in unique):
+        return lead + " or ".join(m[len(lead) :] for m in unique)
+    return "; ".join(unique)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_serializer
 
 from protocol.base import Empty, OpenModel, PageParams, WireModel
-from protocol.config import AppName, McpServerConfig
+from protocol.config import AppName, McpServerConfig, as_written
 
 RuntimeStatus = Literal[
     "notStarted", "starting", "connected", "authenticationRequired", "failed", "cancelled", "disabled"
@@ -27,9 +27,13 @@ class ServerRecord(WireModel):
     created_at: str
     updated_at: str
 
+    @field_serializer("config")
+    def _config_as_written(self, config: McpServerConfig) -> dict[str, Any]:
+        return as_written(config)
+
 
 class ServerListParams(PageParams):
-    pass
+    names: list[str] | None = Field(default=None, max_length=256)
 
 
 class ServerListResult(WireModel):
@@ -43,8 +47,11 @@ class ServerCreateParams(WireModel):
 
 
 class ServerUpdateParams(WireModel):
+    """Exactly one of ``config`` (the whole config) and ``patch`` (an RFC 7396 merge patch over the stored one)."""
+
     name: str
-    config: McpServerConfig
+    config: McpServerConfig | None = None
+    patch: dict[str, Any] | None = None
     expected_revision: int | None = None
 
 

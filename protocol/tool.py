@@ -65,7 +65,7 @@ class ToolCallParams(WireModel):
     server: str
     tool: str
     arguments: dict[str, Any] | None = None
-    timeout_ms: int | None = Field(default=None, ge=1, le=3_600_000)
+    timeout_ms: int | None = Field(default=None, ge=1, le=300_000)
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
 

@@ -120,6 +120,12 @@ def reasons(plan: Any) -> dict[str, str]:
     return {s.name: s.reason for s in plan.skipped}
 
 
+def read_entries(app: str, path: Path) -> dict[str, Any]:
+    if app == "codex":
+        return tomlkit.parse(path.read_text()).unwrap()["mcp_servers"]
+    return json.loads(path.read_text())[SECTION[app]]
+
+
 def test_import_claude_code(home: Path, data_dir: Path) -> None:
     path = write(
         home / ".claude.json",
@@ -432,16 +438,40 @@ def test_sync_writes_each_apps_shape_with_env_references(
 def test_sync_never_writes_literal_secrets(home: Path, data_dir: Path) -> None:
     servers = {
         "lit": cfg({"command": "node", "env": {"API_KEY": "sk-literal-secret"}}),
-        "hdr": cfg({"type": "http", "url": "https://h.example.com", "headers": {"X-Title": "literal-title"}}),
         "ok": cfg({"command": "node"}),
     }
     for app in ALL_APPS:
         result = do_sync(app, home, data_dir, servers)
         assert result.servers == ["ok"], app
-        text = Path(result.path).read_text()
-        assert "sk-literal-secret" not in text and "literal-title" not in text
-        assert any(w.startswith("lit: not synced") for w in result.warnings_)
-        assert any(w.startswith("hdr: not synced") for w in result.warnings_)
+        assert "sk-literal-secret" not in Path(result.path).read_text()
+        assert any(w.startswith("lit: not synced") and "API_KEY" in w for w in result.warnings_)
+
+
+def test_sync_writes_harmless_literals_as_they_are(home: Path, data_dir: Path) -> None:
+    servers = {
+        "hdr": cfg({"type": "http", "url": "https://h.example.com", "headers": {"X-Title": "literal-title"}}),
+        "env": cfg({"command": "node", "env": {"LOG_LEVEL": "warn"}}),
+    }
+    for app in ALL_APPS:
+        result = do_sync(app, home, data_dir, servers)
+        expected = ["env"] if app == "claudeDesktop" else ["env", "hdr"]
+        assert result.servers == expected, (app, result.warnings_)
+        entries = read_entries(app, Path(result.path))
+        assert entries["env"]["env"] == {"LOG_LEVEL": "warn"}
+        if app != "claudeDesktop":
+            headers = entries["hdr"]["http_headers" if app == "codex" else "headers"]
+            assert headers == {"X-Title": "literal-title"}
+        # Imported back, each is the same server.
+        plan = imported(app, home, existing=servers)
+        assert set(reasons(plan).values()) == {"alreadyPresent"}, plan.warnings
+
+
+def test_sync_refuses_literals_the_app_would_expand(home: Path, data_dir: Path) -> None:
+    servers = {"tpl": cfg({"command": "node", "env": {"GREETING": "${HOME}"}})}
+    for app in ("claude", "cursor", "gemini"):
+        result = do_sync(app, home, data_dir, servers)
+        assert result.servers == [], app
+        assert any("expand" in w for w in result.warnings_)
 
 
 def test_sync_skips_what_an_app_cannot_express(home: Path, data_dir: Path) -> None:
@@ -566,13 +596,11 @@ def test_sync_codex_round_trips_toml(home: Path, data_dir: Path) -> None:
         "env_vars": ["GITHUB_TOKEN"],
         "cwd": "/srv",
         "startup_timeout_sec": 12.5,
-        "tool_timeout_sec": 30,
-    }
+    }  # the tool timeout the user never set is left to Codex's own default
     assert data["mcp_servers"]["docs"] == {
         "url": "https://docs.example.com/mcp",
         "bearer_token_env_var": "DOCS_TOKEN",
         "env_http_headers": {"X-Api-Key": "DOCS_KEY"},
-        "startup_timeout_sec": 30,
         "tool_timeout_sec": 60,
         "enabled_tools": ["search"],
     }
@@ -669,3 +697,63 @@ def test_import_and_sync_never_touch_real_home(home: Path, data_dir: Path, monke
     monkeypatch.setenv("HOME", "/nonexistent-real-home")
     result = do_sync("cursor", home, data_dir, {"a": cfg({"command": "n"})})
     assert result.path.startswith(str(home)) and os.path.exists(result.path)
+
+
+# --- fidelity: meaning, defaults, project scope -----------------------------------------------------------
+
+
+def test_sync_compares_entries_by_meaning(home: Path, data_dir: Path) -> None:
+    # The user's own entry spelled differently ("env": {}, another key order) is the same server: in sync.
+    user = {"mcpServers": {"same": {"env": {}, "args": [], "command": "n", "type": "stdio"}}}
+    path = write(app_path("claude", home), json.dumps(user, indent=2))
+    first = do_sync("claude", home, data_dir, {"same": cfg({"command": "n"})})
+    assert first.servers == ["same"] and not first.changed and first.warnings_ == []
+    assert json.loads(path.read_text()) == user
+
+    # Our own entry reformatted by the user (same meaning) is still ours: rewritten when the server changes.
+    do_sync("claude", home, data_dir, {"ours": cfg({"command": "n", "args": ["a"]})})
+    data = json.loads(path.read_text())
+    data["mcpServers"]["ours"] = {"args": ["a"], "command": "n", "env": {}}
+    path.write_text(json.dumps(data))
+    changed = do_sync("claude", home, data_dir, {"ours": cfg({"command": "n", "args": ["b"]})})
+    assert changed.changed and changed.warnings_ == []
+    assert json.loads(path.read_text())["mcpServers"]["ours"]["args"] == ["b"]
+    removed = do_sync("claude", home, data_dir, {})
+    assert removed.changed and "ours" not in json.loads(path.read_text())["mcpServers"]
+
+
+def test_sync_writes_no_daemon_defaults(home: Path, data_dir: Path) -> None:
+    unset = {"u": cfg({"command": "n"}), "w": cfg({"type": "http", "url": "https://w.example.com/mcp"})}
+    codex = do_sync("codex", home, data_dir, unset)
+    entries = read_entries("codex", Path(codex.path))
+    assert entries["u"] == {"command": "n", "args": []}
+    assert entries["w"] == {"url": "https://w.example.com/mcp"}
+    gemini = do_sync("gemini", home, data_dir, unset)
+    assert "timeout" not in read_entries("gemini", Path(gemini.path))["u"]
+
+    # Set by the user — even to the daemon's default value — they are written.
+    chosen = {"u": cfg({"command": "n", "startupTimeoutMs": 30000, "toolTimeoutMs": 90000})}
+    codex = do_sync("codex", home, data_dir, chosen)
+    assert read_entries("codex", Path(codex.path))["u"] == {
+        "command": "n", "args": [], "startup_timeout_sec": 30, "tool_timeout_sec": 90,
+    }  # fmt: skip
+    gemini = do_sync("gemini", home, data_dir, chosen)
+    assert read_entries("gemini", Path(gemini.path))["u"]["timeout"] == 90000
+
+
+def test_import_claude_code_project_scope(home: Path) -> None:
+    write(home / ".claude.json", json.dumps({
+        "mcpServers": {"shared": {"command": "user-one"}},
+        "projects": {
+            "/work/a": {"mcpServers": {"alpha": {"command": "a"}, "shared": {"command": "project-one"}}},
+            "/work/b": {"mcpServers": {"alpha": {"command": "b"}, "beta": {"type": "http", "url": "https://b.example.com"}}},
+            "/work/c": {"allowedTools": []},
+        },
+    }))  # fmt: skip
+    plan = imported("claude", home)
+    assert set(plan.to_create) == {"shared", "alpha", "beta"}
+    assert plan.to_create["shared"].command == "user-one"
+    assert plan.to_create["alpha"].command == "a"
+    assert [(s.name, s.reason) for s in plan.skipped] == [("shared", "nameConflict"), ("alpha", "nameConflict")]
+    assert any("/work/a" in w and "shared" in w for w in plan.warnings)
+    assert any("/work/b" in w and "alpha" in w for w in plan.warnings)

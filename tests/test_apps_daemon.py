@@ -156,3 +156,44 @@ def test_sync_never_writes_literal_secrets(app_daemon: Daemon, home: Path) -> No
     target = home / ".cursor" / "mcp.json"
     assert "sk-secret-1" not in (target.read_text() if target.exists() else "")
     assert "envy" not in result["servers"] and result["warnings"]
+
+
+def test_settings_round_trip_then_sync_writes_what_the_user_wrote(app_daemon: Daemon, home: Path) -> None:
+    config = {
+        "type": "http", "url": "https://docs.example.com/mcp", "headers": {"X-Title": "my-app"},
+        "envHeaders": {"X-Api-Key": "DOCS_KEY"}, "enabled": True, "apps": {"codex": True, "claude": True},
+    }  # fmt: skip
+    app_daemon.request("mcpServer/create", {"name": "docs", "config": config})
+    shown = app_daemon.request("mcpServer/list", {"names": ["docs"]})["data"][0]["config"]
+    assert "startupTimeoutMs" not in shown and "toolTimeoutMs" not in shown
+    app_daemon.request("mcpServer/update", {"name": "docs", "config": {**shown, "description": "edited"}})
+
+    results = app_daemon.request("mcpServer/syncAllToLive", {"apps": ["codex", "claude"]})["results"]
+    assert [(r["app"], r["servers"], r.get("error")) for r in results] == [
+        ("codex", ["docs"], None), ("claude", ["docs"], None),
+    ]  # fmt: skip
+    codex = tomlkit.parse((home / ".codex" / "config.toml").read_text()).unwrap()["mcp_servers"]["docs"]
+    assert codex == {
+        "url": "https://docs.example.com/mcp",
+        "http_headers": {"X-Title": "my-app"},
+        "env_http_headers": {"X-Api-Key": "DOCS_KEY"},
+    }
+    claude = json.loads((home / ".claude.json").read_text())["mcpServers"]["docs"]
+    assert claude["headers"] == {"X-Title": "my-app", "X-Api-Key": "${DOCS_KEY}"}
+    again = app_daemon.request("mcpServer/syncAllToLive", {"apps": ["codex", "claude"]})["results"]
+    assert [r["changed"] for r in again] == [False, False]
+
+
+def test_import_claude_code_project_scoped_servers(app_daemon: Daemon, home: Path) -> None:
+    write(home / ".claude.json", json.dumps({
+        "mcpServers": {"fs": {"command": "npx"}},
+        "projects": {
+            "/src/app": {"mcpServers": {"db": {"command": "db-tool"}, "fs": {"command": "other"}}},
+        },
+    }))  # fmt: skip
+    result = app_daemon.request("mcpServer/importFromApp", {"app": "claude"})
+    assert sorted(result["imported"]) == ["db", "fs"]
+    assert result["skipped"] == [{"name": "fs", "reason": "nameConflict"}]
+    assert any("/src/app" in w for w in result["warnings"])
+    listed = {s["name"]: s for s in app_daemon.request("mcpServer/list")["data"]}
+    assert listed["db"]["source"] == "import:claude" and listed["fs"]["config"]["command"] == "npx"

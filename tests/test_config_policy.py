@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcp_runtime.config import normalized, parse_server_config, redacted
 from protocol.jsonrpc import AppError
@@ -141,3 +143,100 @@ def test_normalization_fills_defaults_and_ignores_sync_targets() -> None:
                                   "apps": {"codex": True}})
     assert normalized(a) == normalized(b)
     assert normalized(a) != normalized(parse_server_config("a", {"command": "x", "args": ["y"]}))
+
+
+def test_validation_errors_hide_union_labels_and_class_names() -> None:
+    from pydantic import ValidationError
+
+    from protocol.jsonrpc import validation_errors
+    from protocol.lifecycle import CancelRequestParams, InitializeParams
+
+    with pytest.raises(ValidationError) as union:
+        CancelRequestParams.model_validate({"id": [1]})
+    plain = "Input should be a valid string or a valid integer"
+    assert validation_errors(union.value) == [{"path": "id", "message": plain}]
+    with pytest.raises(ValidationError) as model:
+        InitializeParams.model_validate({"clientInfo": 5})
+    expected = [{"path": "params.clientInfo", "message": "Input should be an object"}]
+    assert validation_errors(model.value, ("params",)) == expected
+
+
+# --- lossless editing and the deployment policy ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "patch", "result"),
+    [  # RFC 7396 appendix A
+        ({"a": "b"}, {"a": "c"}, {"a": "c"}),
+        ({"a": "b"}, {"b": "c"}, {"a": "b", "b": "c"}),
+        ({"a": "b"}, {"a": None}, {}),
+        ({"a": "b", "b": "c"}, {"a": None}, {"b": "c"}),
+        ({"a": ["b"]}, {"a": "c"}, {"a": "c"}),
+        ({"a": "c"}, {"a": ["b"]}, {"a": ["b"]}),
+        ({"a": {"b": "c"}}, {"a": {"b": "d", "c": None}}, {"a": {"b": "d"}}),
+        ({"a": [{"b": "c"}]}, {"a": [1]}, {"a": [1]}),
+        ({"e": None}, {"a": 1}, {"e": None, "a": 1}),
+        ({}, {"a": {"bb": {"ccc": None}}}, {"a": {"bb": {}}}),
+    ],
+)
+def test_merge_patch_follows_rfc_7396(target: Any, patch: Any, result: Any) -> None:
+    from mcp_runtime.config import merge_patch
+
+    assert merge_patch(target, patch) == result
+
+
+def test_stored_form_keeps_only_what_the_user_wrote() -> None:
+    from mcp_runtime.config import to_wire
+
+    config = parse_server_config("a", {"command": "x", "toolTimeoutMs": 9000})
+    assert to_wire(config) == {"type": "stdio", "command": "x", "toolTimeoutMs": 9000}
+    assert config.startup_timeout_ms == 30000  # the default still applies when used
+    assert normalized(config)["startupTimeoutMs"] == 30000
+
+
+def test_redacted_values_are_restored_from_the_stored_config() -> None:
+    from mcp_runtime.config import patched, restore_redacted
+
+    stored = parse_server_config("a", {"command": "x", "env": {"K": "secret", "L": "1"}})
+    sent = parse_server_config("a", {"command": "y", "env": {"K": "***", "L": "2"}})
+    assert restore_redacted(sent, stored).env == {"K": "secret", "L": "2"}
+    with pytest.raises(AppError) as err:
+        restore_redacted(parse_server_config("a", {"command": "y", "env": {"M": "***"}}), stored)
+    assert (err.value.reason, err.value.details["path"]) == ("redactedValue", "config.env.M")
+    web = parse_server_config("w", {"type": "http", "url": "https://w.example.com", "headers": {"X-Title": "t"}})
+    assert patched("w", web, {"headers": {"X-Title": "***"}, "enabled": False}).headers == {"X-Title": "t"}
+
+
+def test_policy_options() -> None:
+    from mcp_runtime.config import ConfigPolicy
+
+    default = ConfigPolicy.from_options(None, None)
+    assert default.transports == {"stdio", "http"} and default.stdio_sandbox == ()
+    policy = ConfigPolicy.from_options(" stdio ", '["bwrap", "--die-with-parent"]')
+    config = parse_server_config("a", {"command": "node", "args": ["s.js"]})
+    assert policy.stdio_argv(config) == ["bwrap", "--die-with-parent", "node", "s.js"]
+    policy.check_transport(config, "a")
+    with pytest.raises(AppError) as err:
+        policy.check_transport(parse_server_config("w", {"type": "http", "url": "https://w.example.com"}), "w")
+    assert (err.value.reason, err.value.code, err.value.details) == (
+        "transportNotAllowed", -32012, {"transport": "http", "name": "w"},
+    )  # fmt: skip
+    bad = [("sse", None), (",", None), (None, "{"), (None, "[]"), (None, '"bwrap"'), (None, "[1]")]
+    for transports, sandbox in bad:
+        with pytest.raises(ValueError):
+            ConfigPolicy.from_options(transports, sandbox)
+
+
+_ENV_NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,11}", fullmatch=True)
+_VALUES = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=20)
+
+
+@given(env=st.dictionaries(_ENV_NAMES, _VALUES, max_size=6), description=st.none() | st.text(max_size=10))
+def test_a_listed_config_sent_back_is_the_stored_one(env: dict[str, str], description: str | None) -> None:
+    from mcp_runtime.config import restore_redacted, to_wire
+
+    stored = parse_server_config("a", {"command": "x", "env": env})
+    sent = redacted(stored) | ({"description": description} if description is not None else {})
+    edited = restore_redacted(parse_server_config("a", sent), stored)
+    assert edited.env == env
+    assert to_wire(edited) == to_wire(stored) | ({"description": description} if description is not None else {})

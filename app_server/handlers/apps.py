@@ -19,8 +19,6 @@ from protocol.server import (
     SyncAppResult,
 )
 
-_TARGET_FIELD = {"claudeDesktop": "claude_desktop"}
-
 
 @method("mcpServer/importFromApp", ImportFromAppParams)
 async def import_from_app(ctx: RequestContext, params: ImportFromAppParams) -> ImportFromAppResult:
@@ -48,10 +46,7 @@ async def sync_all_to_live(ctx: RequestContext, params: SyncAllToLiveParams) -> 
     stored = daemon.store.list()
     results: list[SyncAppResult] = []
     for app in params.apps or APP_NAMES:
-        field = _TARGET_FIELD.get(app, app)
-        servers = {
-            s.name: s.config for s in stored if s.config.enabled and s.config.apps and getattr(s.config.apps, field)
-        }
+        servers = {s.name: s.config for s in stored if s.config.apps and s.config.apps.targets(app)}
         warnings: list[str] = []
         result = await anyio.to_thread.run_sync(
             partial(

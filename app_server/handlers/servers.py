@@ -5,9 +5,11 @@ from __future__ import annotations
 from app_server.daemon import RequestContext
 from app_server.handlers.paging import page
 from app_server.handlers.registry import method
-from mcp_runtime.config import check_server, redacted
+from mcp_runtime.config import check_server, patched, policy, redacted, restore_redacted
 from mcp_runtime.store import StoredServer
 from protocol.base import Empty
+from protocol.config import McpServerConfig
+from protocol.jsonrpc import AppError
 from protocol.server import (
     ServerCreateParams,
     ServerEnabledSetParams,
@@ -37,20 +39,39 @@ def record(server: StoredServer) -> ServerRecord:
 
 @method("mcpServer/list", ServerListParams)
 def list_servers(ctx: RequestContext, params: ServerListParams) -> ServerListResult:
-    data, next_cursor = page(ctx.daemon.store.list(), params.cursor, params.limit)
+    store = ctx.daemon.store
+    if params.names is None:
+        servers = store.list()
+    else:
+        servers = [store.require(name) for name in dict.fromkeys(params.names)]
+    data, next_cursor = page(servers, params.cursor, params.limit)
     return ServerListResult(data=[record(s) for s in data], next_cursor=next_cursor)
 
 
 @method("mcpServer/create", ServerCreateParams)
 def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
     check_server(params.name, params.config)
-    return ServerResult(server=record(ctx.daemon.store.create(params.name, params.config)))
+    policy().check_transport(params.config, params.name)
+    config = restore_redacted(params.config, None)
+    return ServerResult(server=record(ctx.daemon.store.create(params.name, config)))
 
 
 @method("mcpServer/update", ServerUpdateParams)
 async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResult:
-    check_server(params.name, params.config)
-    server = ctx.daemon.store.update(params.name, params.config, params.expected_revision)
+    if (params.config is None) == (params.patch is None):
+        message = "exactly one of config and patch is required"
+        raise AppError("invalidParams", message, errors=[{"path": "params", "message": message}])
+    if params.config is not None:
+        check_server(params.name, params.config)
+    sent, patch = params.config, params.patch
+
+    def change(stored: McpServerConfig) -> McpServerConfig:
+        config = restore_redacted(sent, stored) if sent is not None else patched(params.name, stored, patch or {})
+        if config.type != stored.type:
+            policy().check_transport(config, params.name)
+        return config
+
+    server = ctx.daemon.store.edit(params.name, change, params.expected_revision)
     await ctx.daemon.config_changed(params.name)
     return ServerResult(server=record(server))
 

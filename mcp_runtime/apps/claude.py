@@ -1,5 +1,8 @@
 """Claude Code: ``~/.claude.json`` (or ``$CLAUDE_CONFIG_DIR/.claude.json``), user-scope ``mcpServers``.
 
+Import also reads the project scope, ``projects.<dir>.mcpServers`` (where ``claude mcp add`` writes by
+default); sync writes the user scope only.
+
 Entries: ``{type?: "stdio", command, args, env}`` or ``{type: "http", url, headers}``; Claude Code expands
 ``${VAR}`` in command, args, env, url and headers, so that is how secrets are referenced. ``sse`` servers,
 ``headersHelper`` and per-server OAuth client settings have no equivalent here and are unsupported.
@@ -14,21 +17,17 @@ from typing import Any
 from mcp_runtime.apps.common import (
     DOLLAR_BRACE,
     AppSpec,
-    NotExpressible,
     RefSyntax,
-    check_oauth,
-    env_refs,
-    header_refs,
     plain,
     plain_list,
     read_env,
     read_headers,
     reject_unknown,
-    require_no_literal_secrets,
-    require_no_tool_filters,
     unsupported,
+    write_json_entry,
 )
-from protocol.config import McpServerConfig, StdioServerConfig
+from mcp_runtime.apps.documents import parse_entries
+from protocol.config import McpServerConfig
 
 LABEL = "Claude Code"
 _KNOWN = {"type", "command", "args", "env", "url", "headers"}
@@ -73,22 +72,19 @@ def read_entry(raw: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
 
 
 def write_entry(config: McpServerConfig, warnings: list[str]) -> dict[str, Any]:
-    require_no_literal_secrets(config, LABEL)
-    require_no_tool_filters(config, LABEL)
-    if isinstance(config, StdioServerConfig):
-        if config.cwd is not None:
-            raise NotExpressible(f"{LABEL} has no working-directory (cwd) setting")
-        entry: dict[str, Any] = {"type": "stdio", "command": config.command, "args": list(config.args)}
-        env = env_refs(config, DOLLAR_BRACE, LABEL)
-        if env:
-            entry["env"] = env
-        return entry
-    check_oauth(config, LABEL, warnings, scopes_supported=False)
-    entry = {"type": "http", "url": config.url}
-    headers = header_refs(config, DOLLAR_BRACE, LABEL)
-    if headers:
-        entry["headers"] = headers
-    return entry
+    return write_json_entry(config, warnings, label=LABEL, refs=DOLLAR_BRACE, with_type=True, with_cwd=False)
 
 
-SPEC = AppSpec("claude", LABEL, "json", "mcpServers", default_path, read_entry, write_entry)
+def project_scopes(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """``projects.<dir>.mcpServers``, one scope per project directory (sorted, so clashes resolve the same way)."""
+    projects = parse_entries("json", text, "projects")
+    scopes: list[tuple[str, dict[str, Any]]] = []
+    for directory in sorted(projects):
+        project = projects[directory]
+        servers = project.get("mcpServers") if isinstance(project, dict) else None
+        if isinstance(servers, dict) and servers:
+            scopes.append((f"project {directory}", servers))
+    return scopes
+
+
+SPEC = AppSpec("claude", LABEL, "json", "mcpServers", default_path, read_entry, write_entry, project_scopes)

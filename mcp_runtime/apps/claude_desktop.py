@@ -1,8 +1,9 @@
 """Claude Desktop: ``claude_desktop_config.json`` in the platform's app-support folder, ``mcpServers``.
 
 Its file holds local (stdio) servers only — remote servers are added as connectors in the app — and it
-expands no variables: ``${X}`` is passed literally, so no secret can be referenced and a server needing
-``envVars`` cannot be written. Imported values are taken literally, as Claude Desktop would use them.
+expands no variables: ``${X}`` is passed literally, so no secret can be referenced: a server needing
+``envVars`` (or a literal value under a secret-looking name) cannot be written. Imported values are taken
+literally, as Claude Desktop would use them.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ from mcp_runtime.apps.common import (
     AppSpec,
     NotExpressible,
     config_home,
-    env_refs,
-    require_no_literal_secrets,
     require_no_tool_filters,
+    stdio_env,
 )
 from protocol.config import McpServerConfig, StdioServerConfig
 
@@ -38,12 +38,14 @@ def write_entry(config: McpServerConfig, warnings: list[str]) -> dict[str, Any]:
     del warnings
     if not isinstance(config, StdioServerConfig):
         raise NotExpressible(f"{LABEL}'s config file holds only local (stdio) servers; add remote ones as connectors")
-    require_no_literal_secrets(config, LABEL)
     require_no_tool_filters(config, LABEL)
-    env_refs(config, None, LABEL)
     if config.cwd is not None:
         raise NotExpressible(f"{LABEL} has no working-directory (cwd) setting")
-    return {"command": config.command, "args": list(config.args)}
+    entry: dict[str, Any] = {"command": config.command, "args": list(config.args)}
+    env = stdio_env(config, None, LABEL)
+    if env:
+        entry["env"] = env
+    return entry
 
 
 SPEC = AppSpec("claudeDesktop", LABEL, "json", "mcpServers", default_path, read_entry, write_entry)

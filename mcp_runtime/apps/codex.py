@@ -14,8 +14,8 @@ from mcp_runtime.apps.common import (
     AppSpec,
     check_oauth,
     copy_present,
+    literal_values,
     reject_unknown,
-    require_no_literal_secrets,
     unsupported,
 )
 from protocol.config import McpServerConfig, StdioServerConfig
@@ -71,10 +71,11 @@ def _seconds(ms: int) -> int | float:
 
 
 def write_entry(config: McpServerConfig, warnings: list[str]) -> dict[str, Any]:
-    require_no_literal_secrets(config, LABEL)
     entry: dict[str, Any]
     if isinstance(config, StdioServerConfig):
         entry = {"command": config.command, "args": list(config.args)}
+        if config.env:
+            entry["env"] = literal_values(config.env, "env", None, LABEL)
         if config.env_vars:
             entry["env_vars"] = list(config.env_vars)
         if config.cwd is not None:
@@ -82,12 +83,17 @@ def write_entry(config: McpServerConfig, warnings: list[str]) -> dict[str, Any]:
     else:
         check_oauth(config, LABEL, warnings, scopes_supported=False)
         entry = {"url": config.url}
+        if config.headers:
+            entry["http_headers"] = literal_values(config.headers, "headers", None, LABEL)
         if config.bearer_token_env_var:
             entry["bearer_token_env_var"] = config.bearer_token_env_var
         if config.env_headers:
             entry["env_http_headers"] = dict(config.env_headers)
-    entry["startup_timeout_sec"] = _seconds(config.startup_timeout_ms)
-    entry["tool_timeout_sec"] = _seconds(config.tool_timeout_ms)
+    # Only timeouts the user set: Codex's own defaults apply otherwise.
+    if "startup_timeout_ms" in config.model_fields_set:
+        entry["startup_timeout_sec"] = _seconds(config.startup_timeout_ms)
+    if "tool_timeout_ms" in config.model_fields_set:
+        entry["tool_timeout_sec"] = _seconds(config.tool_timeout_ms)
     if config.enabled_tools is not None:
         entry["enabled_tools"] = list(config.enabled_tools)
     if config.disabled_tools:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_runtime.apps.documents import FileFormat
+from mcp_runtime.config import is_sensitive_header
 from protocol.config import AppName, HttpServerConfig, McpServerConfig, StdioServerConfig
 from protocol.jsonrpc import AppError
 
@@ -59,6 +60,7 @@ class AppSpec:
     default_path: Callable[[Path, Mapping[str, str], str], Path]  # (home, env, sys.platform)
     read_entry: Callable[[dict[str, Any], list[str]], dict[str, Any]]  # app entry -> wire dict (+ warnings)
     write_entry: Callable[[McpServerConfig, list[str]], dict[str, Any]]  # config -> app entry (+ warnings)
+    more_scopes: Callable[[str], list[tuple[str, dict[str, Any]]]] | None = None  # file text -> (scope, entries)
 
 
 def unsupported(message: str, **details: Any) -> AppError:
@@ -143,16 +145,16 @@ def copy_present(raw: Mapping[str, Any], wire: dict[str, Any], mapping: Mapping[
 # --- writing ------------------------------------------------------------------------------------------
 
 
-def require_no_literal_secrets(config: McpServerConfig, app_label: str) -> None:
-    """Literal env and header values of our config never go into another app's file."""
-    if isinstance(config, StdioServerConfig) and config.env:
-        raise NotExpressible(
-            f"it has literal env values; values are written to {app_label} only as environment references"
-        )
-    if isinstance(config, HttpServerConfig) and config.headers:
-        raise NotExpressible(
-            f"it has literal header values; values are written to {app_label} only as environment references"
-        )
+def literal_values(values: Mapping[str, str], field: str, refs: RefSyntax | None, app_label: str) -> dict[str, str]:
+    """Literal env/header values written as they are, unless the name looks secret or the app would expand them."""
+    for name, value in values.items():
+        if is_sensitive_header(name):
+            raise NotExpressible(
+                f"{field}.{name} looks secret; such values are written to {app_label} only as environment references"
+            )
+        if refs is not None and refs.anywhere.search(value):
+            raise NotExpressible(f"{field}.{name} holds text {app_label} would expand as a variable reference")
+    return dict(values)
 
 
 def require_no_tool_filters(config: McpServerConfig, app_label: str) -> None:
@@ -170,21 +172,50 @@ def check_oauth(config: McpServerConfig, app_label: str, warnings: list[str], *,
         warnings.append(f"oauth.scopes are not written: {app_label} negotiates OAuth scopes itself")
 
 
-def env_refs(config: StdioServerConfig, refs: RefSyntax | None, app_label: str) -> dict[str, str]:
+def stdio_env(config: StdioServerConfig, refs: RefSyntax | None, app_label: str) -> dict[str, str]:
+    """``envVars`` as the app's references plus literal ``env`` (which wins, as it does when we spawn)."""
     if config.env_vars and refs is None:
         raise NotExpressible(f"{app_label} cannot pass environment variables by reference (envVars)")
-    return {name: refs.format(name) for name in config.env_vars} if refs is not None else {}
+    passed = {name: refs.format(name) for name in config.env_vars} if refs is not None else {}
+    return passed | literal_values(config.env, "env", refs, app_label)
 
 
-def header_refs(config: HttpServerConfig, refs: RefSyntax | None, app_label: str) -> dict[str, str]:
+def http_headers(config: HttpServerConfig, refs: RefSyntax | None, app_label: str) -> dict[str, str]:
+    """Literal ``headers`` plus ``envHeaders``/``bearerTokenEnvVar`` as the app's references."""
     if (config.env_headers or config.bearer_token_env_var) and refs is None:
         raise NotExpressible(f"{app_label} cannot take header values from environment variables")
-    if refs is None:
-        return {}
-    headers = {name: refs.format(variable) for name, variable in config.env_headers.items()}
-    if config.bearer_token_env_var:
-        headers["Authorization"] = f"Bearer {refs.format(config.bearer_token_env_var)}"
+    headers = literal_values(config.headers, "headers", refs, app_label)
+    if refs is not None:
+        headers |= {name: refs.format(variable) for name, variable in config.env_headers.items()}
+        if config.bearer_token_env_var:
+            headers["Authorization"] = f"Bearer {refs.format(config.bearer_token_env_var)}"
     return headers
+
+
+def write_json_entry(
+    config: McpServerConfig, warnings: list[str], *, label: str, refs: RefSyntax, with_type: bool, with_cwd: bool
+) -> dict[str, Any]:
+    """The ``{type?, command, args, env, cwd?}`` / ``{type?, url, headers}`` entry of Claude Code, Cursor, VS Code."""
+    require_no_tool_filters(config, label)
+    entry: dict[str, Any]
+    if isinstance(config, StdioServerConfig):
+        if config.cwd is not None and not with_cwd:
+            raise NotExpressible(f"{label} has no working-directory (cwd) setting")
+        entry = {"type": "stdio"} if with_type else {}
+        entry |= {"command": config.command, "args": list(config.args)}
+        env = stdio_env(config, refs, label)
+        if env:
+            entry["env"] = env
+        if config.cwd is not None:
+            entry["cwd"] = config.cwd
+        return entry
+    check_oauth(config, label, warnings, scopes_supported=False)
+    entry = {"type": "http"} if with_type else {}
+    entry["url"] = config.url
+    headers = http_headers(config, refs, label)
+    if headers:
+        entry["headers"] = headers
+    return entry
 
 
 # --- locations ----------------------------------------------------------------------------------------

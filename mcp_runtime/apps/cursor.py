@@ -14,21 +14,16 @@ from typing import Any
 from mcp_runtime.apps.common import (
     ENV_COLON,
     AppSpec,
-    NotExpressible,
     RefSyntax,
-    check_oauth,
-    env_refs,
-    header_refs,
     plain,
     plain_list,
     read_env,
     read_headers,
     reject_unknown,
-    require_no_literal_secrets,
-    require_no_tool_filters,
     unsupported,
+    write_json_entry,
 )
-from protocol.config import McpServerConfig, StdioServerConfig
+from protocol.config import McpServerConfig
 
 LABEL = "Cursor"
 _KNOWN = {"type", "command", "args", "env", "url", "headers"}
@@ -75,22 +70,7 @@ def read_entry(raw: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
 
 
 def write_entry(config: McpServerConfig, warnings: list[str]) -> dict[str, Any]:
-    require_no_literal_secrets(config, LABEL)
-    require_no_tool_filters(config, LABEL)
-    if isinstance(config, StdioServerConfig):
-        if config.cwd is not None:
-            raise NotExpressible(f"{LABEL} has no working-directory (cwd) setting")
-        entry: dict[str, Any] = {"command": config.command, "args": list(config.args)}
-        env = env_refs(config, ENV_COLON, LABEL)
-        if env:
-            entry["env"] = env
-        return entry
-    check_oauth(config, LABEL, warnings, scopes_supported=False)
-    entry = {"url": config.url}
-    headers = header_refs(config, ENV_COLON, LABEL)
-    if headers:
-        entry["headers"] = headers
-    return entry
+    return write_json_entry(config, warnings, label=LABEL, refs=ENV_COLON, with_type=False, with_cwd=False)
 
 
 SPEC = AppSpec("cursor", LABEL, "json", "mcpServers", default_path, read_entry, write_entry)

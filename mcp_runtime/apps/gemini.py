@@ -16,14 +16,13 @@ from mcp_runtime.apps.common import (
     AppSpec,
     check_oauth,
     copy_present,
-    env_refs,
-    header_refs,
+    http_headers,
     plain,
     plain_list,
     read_env,
     read_headers,
     reject_unknown,
-    require_no_literal_secrets,
+    stdio_env,
     unsupported,
 )
 from protocol.config import McpServerConfig, StdioServerConfig
@@ -100,11 +99,10 @@ def read_entry(raw: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
 
 
 def write_entry(config: McpServerConfig, warnings: list[str]) -> dict[str, Any]:
-    require_no_literal_secrets(config, LABEL)
     entry: dict[str, Any]
     if isinstance(config, StdioServerConfig):
         entry = {"command": config.command, "args": list(config.args)}
-        env = env_refs(config, DOLLAR_ANY, LABEL)
+        env = stdio_env(config, DOLLAR_ANY, LABEL)
         if env:
             entry["env"] = env
         if config.cwd is not None:
@@ -112,12 +110,13 @@ def write_entry(config: McpServerConfig, warnings: list[str]) -> dict[str, Any]:
     else:
         check_oauth(config, LABEL, warnings, scopes_supported=True)
         entry = {"httpUrl": config.url}
-        headers = header_refs(config, DOLLAR_ANY, LABEL)
+        headers = http_headers(config, DOLLAR_ANY, LABEL)
         if headers:
             entry["headers"] = headers
         if config.oauth is not None and config.oauth.scopes:
             entry["oauth"] = {"enabled": True, "scopes": list(config.oauth.scopes)}
-    entry["timeout"] = config.tool_timeout_ms
+    if "tool_timeout_ms" in config.model_fields_set:
+        entry["timeout"] = config.tool_timeout_ms
     if config.enabled_tools is not None:
         entry["includeTools"] = list(config.enabled_tools)
     if config.disabled_tools:

@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mcp_runtime.apps.common import AppSpec
 from mcp_runtime.apps.documents import parse_entries
 from mcp_runtime.apps.files import UnparsableFile, read_text
 from mcp_runtime.apps.registry import APPS, resolve_path
-from mcp_runtime.config import normalized, parse_server_config
+from mcp_runtime.config import normalized, parse_server_config, policy
 from protocol.config import AppName, McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import SkippedEntry
@@ -49,31 +50,48 @@ def plan_import(
         text = read_text(target)
         if text is None:
             raise AppError("unknownResource", f"no {spec.label} config at {target}", path=str(target))
-        entries = parse_entries(spec.fmt, text, spec.section)
+        scopes = [("user", parse_entries(spec.fmt, text, spec.section))]
+        if spec.more_scopes is not None:
+            scopes += spec.more_scopes(text)
     except UnparsableFile as exc:
         raise AppError(
             "invalidParams", f"{target} cannot be read as {spec.label} config: {exc}", path=str(target)
         ) from exc
     plan = ImportPlan(app=app, path=target)
-    for name, raw in entries.items():
-        label = name[:64]
-        if not isinstance(raw, dict):
-            plan.skipped.append(SkippedEntry(name=label, reason="invalidParams"))
-            plan.warnings.append(f"{label}: skipped: the entry is not an object")
-            continue
-        notes: list[str] = []
-        try:
-            config = parse_server_config(name, spec.read_entry(raw, notes))
-        except AppError as exc:
-            plan.skipped.append(SkippedEntry(name=label, reason=exc.reason))
-            plan.warnings.append(f"{label}: skipped: {exc.message}")
-            continue
-        if name in existing:
-            same = normalized(existing[name]) == normalized(config)
-            plan.skipped.append(SkippedEntry(name=name, reason="alreadyPresent" if same else "serverExists"))
-            if not same:
-                plan.warnings.append(f"{name}: skipped: a different server with this name already exists")
-            continue
-        plan.warnings.extend(f"{name}: {note}" for note in notes)
-        plan.to_create[name] = config
+    seen: dict[str, str] = {}
+    for scope, entries in scopes:
+        for name, raw in entries.items():
+            if name in seen:
+                label = name[:64]
+                plan.skipped.append(SkippedEntry(name=label, reason="nameConflict"))
+                plan.warnings.append(f"{label}: skipped ({scope}): the {seen[name]} scope has a server with this name")
+                continue
+            seen[name] = scope
+            _plan_entry(plan, spec, name, raw, existing)
     return plan
+
+
+def _plan_entry(
+    plan: ImportPlan, spec: AppSpec, name: str, raw: object, existing: Mapping[str, McpServerConfig]
+) -> None:
+    label = name[:64]
+    if not isinstance(raw, dict):
+        plan.skipped.append(SkippedEntry(name=label, reason="invalidParams"))
+        plan.warnings.append(f"{label}: skipped: the entry is not an object")
+        return
+    notes: list[str] = []
+    try:
+        config = parse_server_config(name, spec.read_entry(raw, notes))
+        policy().check_transport(config, name)
+    except AppError as exc:
+        plan.skipped.append(SkippedEntry(name=label, reason=exc.reason))
+        plan.warnings.append(f"{label}: skipped: {exc.message}")
+        return
+    if name in existing:
+        same = normalized(existing[name]) == normalized(config)
+        plan.skipped.append(SkippedEntry(name=name, reason="alreadyPresent" if same else "serverExists"))
+        if not same:
+            plan.warnings.append(f"{name}: skipped: a different server with this name already exists")
+        return
+    plan.warnings.extend(f"{name}: {note}" for note in notes)
+    plan.to_create[name] = config

@@ -19,11 +19,30 @@ from mcp_runtime.apps.common import AppSpec, NotExpressible
 from mcp_runtime.apps.documents import open_document, verify
 from mcp_runtime.apps.files import UnparsableFile, atomic_write, backup, file_mode, locked, read_text, real_path
 from mcp_runtime.apps.registry import APPS, resolve_path
+from mcp_runtime.config import parse_server_config, to_wire
 from protocol.config import AppName, McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import ErrorInfo, SyncAppResult
 
 _log = structlog.get_logger(__name__)
+
+
+def meaning(spec: AppSpec, name: str, value: Any) -> str:
+    """A fingerprint of what an entry means to the app, not how it is spelled.
+
+    ``"env": {}`` and no ``env`` mean the same; a timeout the entry leaves out is the app's default, so
+    it differs from any written one. An entry we cannot read as a server is compared as parsed text.
+    """
+    if not isinstance(value, dict):
+        return ledger.fingerprint(value)
+    try:
+        wire = to_wire(parse_server_config(name, spec.read_entry(value, [])))
+    except AppError:
+        return ledger.fingerprint(value)
+    significant = {
+        key: item for key, item in wire.items() if item not in ([], {}) and not (key == "enabled" and item is True)
+    }
+    return ledger.fingerprint(significant)
 
 
 def _desired(spec: AppSpec, servers: Mapping[str, McpServerConfig], warnings: list[str]) -> dict[str, Any]:
@@ -80,6 +99,11 @@ def sync_app(
     return result
 
 
+def _unchanged(spec: AppSpec, name: str, value: Any, recorded: str) -> bool:
+    """The entry still means what we wrote (ledgers from before meaning-fingerprints recorded the text)."""
+    return recorded in (meaning(spec, name, value), ledger.fingerprint(value))
+
+
 def _sync_locked(
     spec: AppSpec,
     real: Path,
@@ -99,16 +123,16 @@ def _sync_locked(
     expected = dict(current)
     edited = False
     for name, value in desired.items():
-        digest = ledger.fingerprint(value)
+        digest = meaning(spec, name, value)
         if name in current:
-            present = ledger.fingerprint(current[name])
+            present = meaning(spec, name, current[name])
             if name not in owned:
                 if present == digest:
-                    written.append(name)  # the user's identical entry: in sync, still theirs
+                    written.append(name)  # the user's entry means the same: in sync, still theirs
                 else:
                     notes.append(f"{name}: not synced to {spec.label}: an entry the user added has this name")
                 continue
-            if present != owned[name]:
+            if not _unchanged(spec, name, current[name], owned[name]):
                 notes.append(f"{name}: not synced to {spec.label}: the entry was edited outside this daemon")
                 continue
             if present != digest:
@@ -123,7 +147,7 @@ def _sync_locked(
     for name, digest in owned.items():
         if name in desired or name not in current:
             continue
-        if ledger.fingerprint(current[name]) != digest:
+        if not _unchanged(spec, name, current[name], digest):
             notes.append(f"{name}: left in {spec.label}: the entry was edited outside this daemon")
             continue
         doc.remove(name)

@@ -14,16 +14,12 @@ from typing import Any
 from mcp_runtime.apps.common import (
     ENV_COLON,
     AppSpec,
-    check_oauth,
     config_home,
-    env_refs,
-    header_refs,
     reject_unknown,
-    require_no_literal_secrets,
-    require_no_tool_filters,
+    write_json_entry,
 )
 from mcp_runtime.apps.cursor import read_vscode_like
-from protocol.config import McpServerConfig, StdioServerConfig
+from protocol.config import McpServerConfig
 
 LABEL = "VS Code"
 _KNOWN = {"type", "command", "args", "env", "cwd", "url", "headers"}
@@ -42,22 +38,7 @@ def read_entry(raw: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
 
 
 def write_entry(config: McpServerConfig, warnings: list[str]) -> dict[str, Any]:
-    require_no_literal_secrets(config, LABEL)
-    require_no_tool_filters(config, LABEL)
-    if isinstance(config, StdioServerConfig):
-        entry: dict[str, Any] = {"type": "stdio", "command": config.command, "args": list(config.args)}
-        env = env_refs(config, ENV_COLON, LABEL)
-        if env:
-            entry["env"] = env
-        if config.cwd is not None:
-            entry["cwd"] = config.cwd
-        return entry
-    check_oauth(config, LABEL, warnings, scopes_supported=False)
-    entry = {"type": "http", "url": config.url}
-    headers = header_refs(config, ENV_COLON, LABEL)
-    if headers:
-        entry["headers"] = headers
-    return entry
+    return write_json_entry(config, warnings, label=LABEL, refs=ENV_COLON, with_type=True, with_cwd=True)
 
 
 SPEC = AppSpec("vscode", LABEL, "json", "servers", default_path, read_entry, write_entry)

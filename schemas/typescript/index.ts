@@ -358,6 +358,7 @@ export interface ServerInfo {
 export interface ServerListParams {
   cursor?: string;
   limit?: number;
+  names?: string[];
 }
 
 export interface ServerListResult {
@@ -372,7 +373,7 @@ export interface ServerNameParams {
 /** A stored server as `mcpServer/list` shows it (secrets already redacted). */
 export interface ServerRecord {
   name: string;
-  config: McpServerConfigResolved;
+  config: { [key: string]: unknown };
   enabled: boolean;
   revision: number;
   source: string;
@@ -423,9 +424,11 @@ export interface ServerStatusListResult {
   nextCursor?: string;
 }
 
+/** Exactly one of `config` (the whole config) and `patch` (an RFC 7396 merge patch over the stored one). */
 export interface ServerUpdateParams {
   name: string;
-  config: McpServerConfig;
+  config?: McpServerConfig;
+  patch?: { [key: string]: unknown };
   expectedRevision?: number;
 }
 
