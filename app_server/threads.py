@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from app_server.archive import ThreadArchive
 from app_server.connection import ClientConnection
 from app_server.events import EventBus
 from app_server.logs import get_logger
@@ -161,6 +162,7 @@ class ThreadRegistry:
         self.data_dir = data_dir
         self.directory = data_dir / "threads"
         self.facts = ReadModel(self.directory)
+        self.archive = ThreadArchive(self.directory)
         self._configs = configs
         self._sink = sink
         self._env = env
