@@ -162,7 +162,7 @@ class ThreadRegistry:
         self.data_dir = data_dir
         self.directory = data_dir / "threads"
         self.facts = ReadModel(self.directory)
-        self.archive = ThreadArchive(self.directory)
+        self.context_archive = ThreadArchive(self.directory)
         self._configs = configs
         self._sink = sink
         self._env = env

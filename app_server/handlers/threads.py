@@ -109,7 +109,7 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> ToolCallResu
         progress=progress,
         ask=ask,
     )
-    projection = await _project(ctx.daemon.threads.archive, thread_id, result)
+    projection = await _project(ctx.daemon.threads.context_archive, thread_id, result)
     return ToolCallResult.model_validate({**result, "projection": projection})
 
 
@@ -130,7 +130,7 @@ async def _project(archive: ThreadArchive, thread_id: str, result: dict[str, Any
 async def context_read(ctx: RequestContext, params: ContextReadParams) -> ContextReadResult:
     """A byte range of an archived projection (as text) or blob (as base64); ``nextOffset`` null at the end."""
     thread_id = ctx.daemon.threads.get(params.thread_id).record.id
-    archive = ctx.daemon.threads.archive
+    archive = ctx.daemon.threads.context_archive
     chunk = await anyio.to_thread.run_sync(archive.read, thread_id, params.ref, params.offset, params.limit)
     end = min(params.offset, chunk.total) + len(chunk.data)
     data = chunk.data.decode() if chunk.kind == "text" else base64.b64encode(chunk.data).decode()
