@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app_server.archive import ThreadArchive, whole_characters
 from mcp_runtime.projection import PROJECTION_TEXT_BYTES, clip, stored
-from tests.daemon_client import Daemon, DaemonError
+from tests.daemon_client import Daemon, DaemonError, running_daemon
 from tests.fixtures import NODE_MODULES, everything_config, fixture_config
 from tests.test_threads import START_TIMEOUT, call, error_of, start_call, start_thread
 
@@ -278,3 +280,29 @@ def test_error_answer_to_an_elicitation_is_a_plain_cancel(daemon: Daemon) -> Non
     response = daemon.wait_response(request_id)
     assert "result" in response, error_of(response)
     assert json.loads(response["result"]["content"][0]["text"]) == {"action": "cancel"}
+
+
+@given(st.text(min_size=0, max_size=300), st.integers(min_value=1, max_value=40))
+def test_paging_text_by_bytes_reassembles_it(text: str, limit: int) -> None:
+    encoded = text.encode()
+    offset, pages = 0, []
+    while offset < len(encoded):
+        page = whole_characters(encoded[offset : offset + limit + 3], limit)
+        page.decode()  # every page is whole characters
+        assert page and (len(page) <= limit or len(page.decode()) == 1)
+        pages.append(page)
+        offset += len(page)
+    assert b"".join(pages) == encoded
+
+
+def test_archived_context_survives_a_restart_and_the_thread_archive(data_dir: Path) -> None:
+    with running_daemon(data_dir) as daemon:
+        daemon.initialize()
+        thread_id = start_thread(daemon, mcpServers={"fx": fixture_config()})
+        [ref] = call(daemon, thread_id, "fx", "media", {"bytes": 5000})["projection"]["refs"][:1]
+        daemon.request("thread/archive", {"threadId": thread_id})
+        assert daemon.close() == 0
+    with running_daemon(data_dir) as daemon:
+        daemon.initialize()
+        data, _ = read_all(daemon, thread_id, ref["ref"], limit=4096)
+        assert data == media_bytes(5000)

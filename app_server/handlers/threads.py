@@ -123,7 +123,8 @@ async def _project(archive: ThreadArchive, thread_id: str, result: dict[str, Any
     if truncated:
         encoded = utf8(full)
         entries.append((stored(archive.new_ref(), "text", mime_type, encoded), encoded))
-    await anyio.to_thread.run_sync(archive.put, thread_id, entries)
+    if entries:  # most results archive nothing: no worker-thread hop on the hot path
+        await anyio.to_thread.run_sync(archive.put, thread_id, entries)
     return {"text": text, "truncated": truncated, "refs": [meta.view() for meta, _ in entries]}
 
 
