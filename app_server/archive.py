@@ -93,46 +93,43 @@ class ThreadArchive:
 
     # --------------------------------------------------------------- folders
 
+    def _open_dir(self, name: str | Path, parent: int | None = None) -> int | None:
+        """A folder descriptor, never through a symlink; None when the folder does not exist."""
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=parent)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise _unsafe(self.directory / name) from exc
+
     @contextmanager
     def _folder(self, thread_id: str, *, create: bool) -> Iterator[int | None]:
         """A descriptor of the thread's archive folder (None when it does not exist and ``create`` is off)."""
         if not _THREAD_ID.fullmatch(thread_id):
             raise AppError("unknownThread", "no thread with this id", threadId=thread_id[:64])
+        name = f"{thread_id}.archive"
         if create:
             try:
                 self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             except FileExistsError as exc:
                 raise _unsafe(self.directory) from exc
+        parent = self._open_dir(self.directory)
+        folder = None
         try:
-            parent = os.open(self.directory, _DIR_FLAGS)
-        except FileNotFoundError:
-            yield None
-            return
-        except OSError as exc:
-            raise _unsafe(self.directory) from exc
-        try:
-            name = f"{thread_id}.archive"
-            if create:
+            if parent is not None and create:
                 try:
                     os.mkdir(name, 0o700, dir_fd=parent)
                 except FileExistsError:
                     pass
-            try:
-                folder = os.open(name, _DIR_FLAGS, dir_fd=parent)
-            except FileNotFoundError:
-                yield None
-                return
-            except OSError as exc:
-                raise _unsafe(self.directory / name) from exc
-            try:
-                if thread_id not in self._swept:
-                    self._sweep_temps(folder)
-                    self._swept.add(thread_id)
-                yield folder
-            finally:
-                os.close(folder)
+            folder = self._open_dir(name, parent) if parent is not None else None
+            if folder is not None and thread_id not in self._swept:
+                self._sweep_temps(folder)
+                self._swept.add(thread_id)
+            yield folder
         finally:
-            os.close(parent)
+            for fd in (folder, parent):
+                if fd is not None:
+                    os.close(fd)
 
     @staticmethod
     def _sweep_temps(folder: int) -> None:
