@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from app_server.archive import ThreadArchive
 from app_server.connection import ClientConnection
 from app_server.events import EventBus
 from app_server.logs import get_logger
@@ -157,6 +158,7 @@ class ThreadRegistry:
         self.directory = data_dir / "threads"
         self.facts = ReadModel(data_dir)
         self.index = ThreadIndex(data_dir)
+        self.context_archive = ThreadArchive(self.directory)
         self._configs = configs
         self._sink = sink
         self._env = env

@@ -69,6 +69,7 @@ METHODS: dict[str, MethodSpec] = {
     "thread/list": MethodSpec("thread.ThreadListParams", "thread.ThreadListResult"),
     "thread/read": MethodSpec("thread.ThreadIdParams", "thread.ThreadReadResult"),
     "thread/archive": MethodSpec("thread.ThreadIdParams", "thread.ThreadResult"),
+    "thread/context/read": MethodSpec("thread.ContextReadParams", "thread.ContextReadResult"),
 }
 
 NOTIFICATIONS: dict[str, NotificationSpec] = {

@@ -23,8 +23,22 @@ class ElicitationResponse(WireModel):
     content: dict[str, Any] | None = None
 
 
+class ValidationIssue(WireModel):
+    """One way an answer misses the form: where (a JSON pointer-ish path, "" for the whole) and why."""
+
+    path: str
+    message: str
+
+
 class ServerRequestResolved(WireModel):
-    """``serverRequest/resolved``: sent to the answering connection before the answer goes upstream."""
+    """``serverRequest/resolved``: sent to the answering connection before the answer goes upstream.
+
+    ``action`` is what the server is told. ``reason: "invalidElicitationResponse"`` (with ``errors``) marks a
+    ``cancel`` the daemon chose because the answer did not fit ``requestedSchema`` — not the user's cancel.
+    """
 
     thread_id: str
     request_id: str | int
+    action: Literal["accept", "decline", "cancel"]
+    reason: Literal["invalidElicitationResponse"] | None = None
+    errors: list[ValidationIssue] | None = None

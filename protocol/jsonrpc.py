@@ -57,6 +57,7 @@ REASON_CODES: dict[str, ErrorCode] = {
     "unknownPrompt": ErrorCode.NOT_FOUND,
     "unknownResource": ErrorCode.NOT_FOUND,
     "unknownLogin": ErrorCode.NOT_FOUND,
+    "unknownRef": ErrorCode.NOT_FOUND,
     "threadArchived": ErrorCode.NOT_FOUND,
     "serverExists": ErrorCode.CONFLICT,
     "conflictingServerConfig": ErrorCode.CONFLICT,

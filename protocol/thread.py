@@ -71,3 +71,27 @@ class ResourceReadFact(WireModel):
 class ThreadReadResult(WireModel):
     thread: Thread
     facts: list[ResourceReadFact]
+
+
+CONTEXT_READ_DEFAULT_BYTES = 64 * 1024
+CONTEXT_READ_MAX_BYTES = 1024 * 1024
+
+
+class ContextReadParams(WireModel):
+    """``thread/context/read``: one byte range of an archived projection or blob (offsets count stored bytes)."""
+
+    thread_id: str | None = None
+    ref: str = Field(max_length=128)
+    offset: int = Field(default=0, ge=0)
+    limit: int = Field(default=CONTEXT_READ_DEFAULT_BYTES, ge=1, le=CONTEXT_READ_MAX_BYTES)
+
+
+class ContextReadResult(WireModel):
+    """``data`` is text for a ``text`` ref, base64 of the byte range for a blob; ``nextOffset`` null at the end."""
+
+    ref: str
+    offset: int
+    data: str
+    next_offset: int | None
+    bytes: int
+    mime_type: str | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -69,13 +69,33 @@ class ToolCallParams(WireModel):
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
 
+class ProjectionRef(WireModel):
+    """One archived piece of a result: the full projection text (``text``) or a media/embedded blob."""
+
+    ref: str
+    kind: Literal["text", "image", "audio", "resource"]
+    mime_type: str | None = None
+    bytes: int
+    sha256: str
+
+
+class Projection(WireModel):
+    """What a model is given: at most 16 KiB of text; larger text and every blob behind a ``ref``."""
+
+    text: str
+    truncated: bool
+    refs: list[ProjectionRef]
+
+
 class ToolCallResult(OpenModel):
-    """The MCP ``CallToolResult``; ``isError: true`` is a result, not a JSON-RPC error."""
+    """The MCP ``CallToolResult`` (``content`` complete, ``structuredContent`` of any JSON type) plus its
+    ``projection``; ``isError: true`` is a result, not a JSON-RPC error."""
 
     content: list[dict[str, Any]]
-    structured_content: dict[str, Any] | None = None
+    structured_content: Any = None
     is_error: bool | None = None
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    projection: Projection
 
 
 class ToolProgress(WireModel):

@@ -55,6 +55,10 @@ def _union(members: list[str]) -> str:
     return " | ".join(unique) if unique else "never"
 
 
+_ANNOTATIONS = frozenset({"default", "description", "title", "examples"})
+"""Keywords that describe a value without constraining its type."""
+
+
 class _Emitter:
     """Turns the JSON Schema constructs pydantic produces into TypeScript type expressions."""
 
@@ -62,7 +66,7 @@ class _Emitter:
         self.defs = defs
 
     def expression(self, schema: Any, indent: str = "") -> str:
-        if schema is True or schema == {}:
+        if schema is True or not set(schema) - _ANNOTATIONS:  # any JSON value (e.g. ``structuredContent``)
             return "unknown"
         if "$ref" in schema:
             return str(schema["$ref"]).removeprefix("#/$defs/")

@@ -274,7 +274,7 @@ def test_elicitation_round_trip_both_eras(daemon: Daemon, protocol: str) -> None
     daemon.answer("srv-999999", {"action": "decline"})  # an unknown id is ignored
     daemon.answer(request["id"], {"action": "accept", "content": {"name": "Ann", "age": 7}})
     resolved = daemon.wait_notification("serverRequest/resolved")
-    assert resolved == {"threadId": thread_id, "requestId": request["id"]}
+    assert resolved == {"threadId": thread_id, "requestId": request["id"], "action": "accept"}
     result = daemon.wait_response(request_id)["result"]
     assert result["content"][0]["text"] == '{"action": "accept", "content": {"name": "Ann", "age": 7}}'
 
@@ -282,7 +282,8 @@ def test_elicitation_round_trip_both_eras(daemon: Daemon, protocol: str) -> None
     request_id = start_call(daemon, thread_id, "fx", "ask", {"question": "again"})
     request = daemon.wait_server_request("mcpServer/elicitation/request")
     daemon.answer(request["id"], {"action": "accept", "content": {"name": 5}})
-    daemon.wait_notification("serverRequest/resolved", lambda p: p["requestId"] == request["id"])
+    resolved = daemon.wait_notification("serverRequest/resolved", lambda p: p["requestId"] == request["id"])
+    assert (resolved["action"], resolved["reason"]) == ("cancel", "invalidElicitationResponse")
     assert daemon.wait_response(request_id)["result"]["content"][0]["text"] == '{"action": "cancel"}'
 
     # The call's timeout resolves the pending elicitation (as cancel) and the call fails with timeout.

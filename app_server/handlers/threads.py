@@ -1,21 +1,31 @@
-"""``thread/start|list|read|archive`` and ``mcpServer/tool/call`` (SPEC §4, §6, §7).
+"""``thread/start|list|read|archive``, ``thread/context/read`` and ``mcpServer/tool/call`` (SPEC §4, §6, §7).
 
 The tool call resolves its thread's runtime (never guessing the owner) and gives it two callbacks bound to the
 calling connection: progress (``mcpServer/tool/progress`` to that connection only) and ``ask`` for a
 server-originated elicitation (``mcpServer/elicitation/request`` to that connection only, answered by exactly
-that server-request id on that connection, then ``serverRequest/resolved`` before anything goes upstream).
+that server-request id on that connection, then ``serverRequest/resolved`` before anything goes upstream). An
+answer that does not fit the form goes upstream as ``cancel``, and the resolved notification says why. The
+result gets its projection here: blobs and long projection texts go to the thread's archive.
 """
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
+import anyio
+
+from app_server.archive import ThreadArchive
 from app_server.connection import next_server_request_id
 from app_server.daemon import RequestContext
 from app_server.handlers.registry import method
-from protocol.elicitation import ElicitationRequest, ServerRequestResolved
+from mcp_runtime.elicitation import CANCELLED, resolve_answer
+from mcp_runtime.projection import clip, media, projection_text, stored, utf8
+from protocol.elicitation import ElicitationRequest, ServerRequestResolved, ValidationIssue
 from protocol.jsonrpc import AppError
 from protocol.thread import (
+    ContextReadParams,
+    ContextReadResult,
     ThreadIdParams,
     ThreadListParams,
     ThreadListResult,
@@ -69,21 +79,30 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> ToolCallResu
             ),
         )
 
-    async def ask(request: ElicitationRequest) -> dict[str, Any] | None:
-        """Ask the calling connection only; None when it closed, errored or answered nonsense (→ cancel)."""
+    async def ask(request: ElicitationRequest) -> dict[str, Any]:
+        """Ask the calling connection only; the answer is judged against the form before it goes upstream."""
         request_id = next_server_request_id()
-        response: dict[str, Any] | None = None
+        resolution = CANCELLED
         try:
             response = await connection.request("mcpServer/elicitation/request", request, request_id)
+            if "result" in response:
+                resolution = resolve_answer(response["result"], request.requested_schema)
         except AppError:
-            response = None
+            resolution = CANCELLED
         finally:
             # Resolved (answered, connection closed, or cancelled by the call's timeout/cancellation): tell that
-            # connection before the answer is passed upstream.
-            resolved = ServerRequestResolved(thread_id=thread_id, request_id=request_id)
-            connection.notify("serverRequest/resolved", resolved)
-        result = response.get("result") if response is not None else None
-        return result if isinstance(result, dict) else None
+            # connection, with why when the daemon chose the cancel, before the answer is passed upstream.
+            connection.notify(
+                "serverRequest/resolved",
+                ServerRequestResolved(
+                    thread_id=thread_id,
+                    request_id=request_id,
+                    action=resolution.action,
+                    reason=resolution.reason,
+                    errors=[ValidationIssue.model_validate(e) for e in resolution.errors] or None,
+                ),
+            )
+        return resolution.answer()
 
     result = await runtime.call_tool(
         params.server,
@@ -95,4 +114,39 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> ToolCallResu
         progress=progress,
         ask=ask,
     )
-    return ToolCallResult.model_validate(result)
+    projection = await _project(ctx.daemon.threads.context_archive, thread_id, result)
+    return ToolCallResult.model_validate({**result, "projection": projection})
+
+
+async def _project(archive: ThreadArchive, thread_id: str, result: dict[str, Any]) -> dict[str, Any]:
+    """Archive every blob and a projection text over 16 KiB; the model gets the clipped text and the refs."""
+    blobs = media(result.get("content") or [])
+    by_index = {blob.index: stored(archive.new_ref(), blob.kind, blob.mime_type, blob.data) for blob in blobs}
+    entries = [(by_index[blob.index], blob.data) for blob in blobs]
+    full, mime_type = projection_text(result, by_index)
+    text, truncated = clip(full)
+    if truncated:
+        encoded = utf8(full)
+        entries.append((stored(archive.new_ref(), "text", mime_type, encoded), encoded))
+    if entries:  # most results archive nothing: no worker-thread hop on the hot path
+        await anyio.to_thread.run_sync(archive.put, thread_id, entries)
+    return {"text": text, "truncated": truncated, "refs": [meta.view() for meta, _ in entries]}
+
+
+@method("thread/context/read", ContextReadParams)
+async def context_read(ctx: RequestContext, params: ContextReadParams) -> ContextReadResult:
+    """A byte range of an archived projection (as text) or blob (as base64); ``nextOffset`` null at the end."""
+    thread_id = ctx.daemon.threads.get(params.thread_id).record.id
+    archive = ctx.daemon.threads.context_archive
+    chunk = await anyio.to_thread.run_sync(archive.read, thread_id, params.ref, params.offset, params.limit)
+    end = min(params.offset, chunk.total) + len(chunk.data)
+    data = chunk.data.decode() if chunk.kind == "text" else base64.b64encode(chunk.data).decode()
+    return ContextReadResult(
+        ref=params.ref,
+        offset=params.offset,
+        data=data,
+        next_offset=end if end < chunk.total else None,
+        bytes=chunk.total,
+        mime_type=chunk.mime_type,
+    )
+

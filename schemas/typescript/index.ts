@@ -30,6 +30,26 @@ export interface ContentRef {
   sha256: string;
 }
 
+/** `thread/context/read`: one byte range of an archived projection or blob (offsets count stored bytes). */
+export interface ContextReadParams {
+  threadId?: string;
+  ref: string;
+  /** @default 0 */
+  offset?: number;
+  /** @default 65536 */
+  limit?: number;
+}
+
+/** `data` is text for a `text` ref, base64 of the byte range for a blob; `nextOffset` null at the end. */
+export interface ContextReadResult {
+  ref: string;
+  offset: number;
+  data: string;
+  nextOffset: number | null;
+  bytes: number;
+  mimeType?: string;
+}
+
 /** `mcpServer/elicitation/request`: nothing else crosses the boundary (no session or raw MCP ids). */
 export interface ElicitationRequest {
   threadId: string;
@@ -108,6 +128,7 @@ export type ErrorReason =
   | "transportNotAllowed"
   | "unknownLogin"
   | "unknownPrompt"
+  | "unknownRef"
   | "unknownResource"
   | "unknownServer"
   | "unknownThread"
@@ -229,6 +250,22 @@ export interface OAuthSettings {
   allowedOrigins?: string[];
   clientId?: string;
   resource?: string;
+}
+
+/** What a model is given: at most 16 KiB of text; larger text and every blob behind a `ref`. */
+export interface Projection {
+  text: string;
+  truncated: boolean;
+  refs: ProjectionRef[];
+}
+
+/** One archived piece of a result: the full projection text (`text`) or a media/embedded blob. */
+export interface ProjectionRef {
+  ref: string;
+  kind: "text" | "image" | "audio" | "resource";
+  mimeType?: string;
+  bytes: number;
+  sha256: string;
 }
 
 export interface PromptGetParams {
@@ -381,10 +418,18 @@ export interface ServerRecord {
   updatedAt: string;
 }
 
-/** `serverRequest/resolved`: sent to the answering connection before the answer goes upstream. */
+/**
+ * `serverRequest/resolved`: sent to the answering connection before the answer goes upstream.
+ *
+ * `action` is what the server is told. `reason: "invalidElicitationResponse"` (with `errors`) marks a
+ * `cancel` the daemon chose because the answer did not fit `requestedSchema` — not the user's cancel.
+ */
 export interface ServerRequestResolved {
   threadId: string;
   requestId: string | number;
+  action: "accept" | "decline" | "cancel";
+  reason?: "invalidElicitationResponse";
+  errors?: ValidationIssue[];
 }
 
 export interface ServerResult {
@@ -567,12 +612,16 @@ export interface ToolCallParams {
   _meta?: { [key: string]: unknown };
 }
 
-/** The MCP `CallToolResult`; `isError: true` is a result, not a JSON-RPC error. */
+/**
+ * The MCP `CallToolResult` (`content` complete, `structuredContent` of any JSON type) plus its
+ * `projection`; `isError: true` is a result, not a JSON-RPC error.
+ */
 export interface ToolCallResult {
   content: { [key: string]: unknown }[];
-  structuredContent?: { [key: string]: unknown };
+  structuredContent?: unknown;
   isError?: boolean;
   _meta?: { [key: string]: unknown };
+  projection: Projection;
 }
 
 export interface ToolListForContextParams {
@@ -642,6 +691,12 @@ export interface ToolsUpdated {
   threadId: string | null;
 }
 
+/** One way an answer misses the form: where (a JSON pointer-ish path, "" for the whole) and why. */
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
 /** A JSON-RPC request id: a string or an integer, unique among a connection's requests in flight. */
 export type RequestId = string | number;
 
@@ -670,6 +725,7 @@ export type ClientRequest =
   | { method: "mcpTool/listForContext"; id: RequestId; params?: ToolListForContextParams }
   | { method: "mcpTool/search"; id: RequestId; params: ToolSearchParams }
   | { method: "thread/archive"; id: RequestId; params: ThreadIdParams }
+  | { method: "thread/context/read"; id: RequestId; params: ContextReadParams }
   | { method: "thread/list"; id: RequestId; params?: ThreadListParams }
   | { method: "thread/read"; id: RequestId; params: ThreadIdParams }
   | { method: "thread/start"; id: RequestId; params?: ThreadStartParams };
@@ -699,6 +755,7 @@ export type ClientResponseByMethod = {
   "mcpTool/listForContext": ToolListForContextResult;
   "mcpTool/search": ToolSearchResult;
   "thread/archive": ThreadResult;
+  "thread/context/read": ContextReadResult;
   "thread/list": ThreadListResult;
   "thread/read": ThreadReadResult;
   "thread/start": ThreadResult;
@@ -782,6 +839,7 @@ export const ERROR_CODES = {
   transportNotAllowed: -32012,
   unknownLogin: -32010,
   unknownPrompt: -32010,
+  unknownRef: -32010,
   unknownResource: -32010,
   unknownServer: -32010,
   unknownThread: -32010,

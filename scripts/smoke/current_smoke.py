@@ -11,6 +11,8 @@ bundled fixture servers, printing a pass/fail table.
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import os
 import sys
@@ -224,10 +226,76 @@ def threads(smoke: Smoke, d: Daemon) -> None:
         d.answer(asked["id"], {"action": "accept", "content": {"name": "Smoke", "age": 3}})
         result = d.wait_response(request, 60)["result"]
         resolved = d.wait_notification("serverRequest/resolved")
-        assert resolved["requestId"] == asked["id"]
+        assert resolved["requestId"] == asked["id"] and resolved["action"] == "accept", resolved
         return f"asked {asked['params']['message']!r}; result {result['content'][0]['text']}"
 
     smoke.check("threads", "elicitation round trip", elicitation)
+
+
+def read_context(d: Daemon, thread_id: str, ref: dict[str, Any], limit: int) -> tuple[bytes, int]:
+    """Page an archived ref back through ``thread/context/read``; the bytes and the number of pages."""
+    chunks: list[bytes] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = d.request("thread/context/read", {"threadId": thread_id, "ref": ref["ref"], "offset": offset,
+                                                 "limit": limit})
+        chunks.append(page["data"].encode() if ref["kind"] == "text" else base64.b64decode(page["data"]))
+        offset = page["nextOffset"]
+    data = b"".join(chunks)
+    assert hashlib.sha256(data).hexdigest() == ref["sha256"] and len(data) == ref["bytes"], ref
+    return data, len(chunks)
+
+
+def results(smoke: Smoke, d: Daemon) -> None:
+    """Result fidelity (a 2026-07-28 connection), the projection and its archive, and elicitation answers."""
+    params = {"strictMcpConfig": True, "mcpServers": {"fx": fixture_config(protocol="2026-07-28")}}
+    thread_id = d.request("thread/start", params)["thread"]["id"]
+
+    def tool(name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        params = {"threadId": thread_id, "server": "fx", "tool": name, "arguments": arguments or {}}
+        result: dict[str, Any] = d.request("mcpServer/tool/call", params, timeout=60)
+        return result
+
+    def scalar() -> str:
+        result = tool("scalar")
+        assert result["structuredContent"] == 42, result
+        return f"structuredContent {result['structuredContent']!r}; projection {result['projection']['text']}"
+
+    def large_text() -> str:
+        projection = tool("big", {"bytes": 100_000})["projection"]
+        [ref] = projection["refs"]
+        assert projection["truncated"] and len(projection["text"].encode()) <= 16 * 1024
+        _, pages = read_context(d, thread_id, ref, 64 * 1024)
+        return f"{len(projection['text'].encode())} B inline; {ref['bytes']} B behind a ref, {pages} pages, sha256 ok"
+
+    def media() -> str:
+        projection = tool("media", {"bytes": 100_000})["projection"]
+        kinds = [ref["kind"] for ref in projection["refs"]]
+        assert kinds == ["image", "resource"], kinds
+        data, pages = read_context(d, thread_id, projection["refs"][0], 64 * 1024)
+        assert data == bytes(i % 256 for i in range(100_000))
+        return f"refs {kinds}; image read back as base64 in {pages} pages, sha256 ok"
+
+    def unknown_ref() -> str:
+        return expect_error(d, "thread/context/read", {"threadId": thread_id, "ref": "ctx_1"}, "unknownRef")
+
+    def broken_form() -> str:
+        request = d.start_request("mcpServer/tool/call", {"threadId": thread_id, "server": "fx", "tool": "ask",
+                                                          "arguments": {"question": "age?"}})
+        asked = d.wait_server_request("mcpServer/elicitation/request", 60)
+        d.answer(asked["id"], {"action": "accept", "content": {"name": "Smoke", "age": "three"}})
+        resolved = d.wait_notification("serverRequest/resolved", lambda p: p["requestId"] == asked["id"])
+        upstream = d.wait_response(request, 60)["result"]["content"][0]["text"]
+        assert (resolved["action"], resolved.get("reason")) == ("cancel", "invalidElicitationResponse"), resolved
+        assert upstream == '{"action": "cancel"}', upstream
+        paths = [e["path"] for e in resolved["errors"]]
+        return f"server got {upstream}; resolved: {resolved['reason']} at {paths}"
+
+    smoke.check("results", "scalar structuredContent", scalar)
+    smoke.check("results", "large text → ref, paged", large_text)
+    smoke.check("results", "media archived, base64", media)
+    smoke.check("results", "unknown ref", unknown_ref)
+    smoke.check("results", "non-fitting form answer", broken_form)
 
 
 def apps(smoke: Smoke, base: Path) -> None:
@@ -295,6 +363,7 @@ def main() -> int:
             foundation(smoke, d)
             runtime(smoke, d)
             threads(smoke, d)
+            results(smoke, d)
             if args.allow_oauth_fixture:
                 oauth(smoke, d)
             if args.allow_live_provider:

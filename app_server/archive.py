@@ -1,0 +1,233 @@
+"""The per-thread context archive: where large projections and every result blob live (SPEC §4, §5).
+
+``<dataDir>/threads/<threadId>.archive/<ref>``, one file per entry: a one-line JSON header (kind, mimeType,
+bytes, sha256) then the stored bytes. An entry is written whole or not at all (temp file, fsync, rename, fsync
+of the folder), so it is as durable as the thread's facts. Folders are 0700 and files 0600; every path is
+opened relative to a folder descriptor with ``O_NOFOLLOW``, so a planted symlink fails with ``unsafePath``
+and nothing is written or read through it. Each thread's archive is capped (256 MiB): after a write, the oldest
+entries are dropped until it fits. Refs sort by creation time, which makes "oldest" a name order.
+
+The methods are blocking file I/O: callers run them off the event loop (``anyio.to_thread``).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import secrets
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp_runtime.projection import Kind, Stored
+from protocol.jsonrpc import AppError
+
+ARCHIVE_CAP_BYTES = 256 * 1024 * 1024
+_REF = re.compile(r"ctx_[0-9]{20}_[0-9a-f]{8}")
+_THREAD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_TEMP_PREFIX = ".tmp-"
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+_HEADER_MAX = 4096
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One byte range of an entry, plus what the entry is."""
+
+    kind: Kind
+    mime_type: str | None
+    total: int
+    data: bytes
+
+
+def _unsafe(path: Path) -> AppError:
+    return AppError("unsafePath", "a path in the data dir is a symlink or not a regular entry", path=str(path))
+
+
+def _continuation(byte: int) -> bool:
+    return byte & 0xC0 == 0x80
+
+
+def whole_characters(data: bytes, limit: int) -> bytes:
+    """The longest prefix of ``data`` of at most ``limit`` bytes that ends on a UTF-8 character boundary
+    (``data`` holds up to 3 bytes more than ``limit``); one whole character when ``limit`` is shorter than it."""
+    if len(data) <= limit:
+        return data
+    end = limit
+    while end > 0 and _continuation(data[end]):
+        end -= 1
+    if end == 0:
+        end = 1
+        while end < len(data) and _continuation(data[end]):
+            end += 1
+    return data[:end]
+
+
+class ThreadArchive:
+    """Every thread's archive under one ``threads`` folder; safe to use from several worker threads."""
+
+    def __init__(self, directory: Path, cap_bytes: int = ARCHIVE_CAP_BYTES) -> None:
+        self.directory = directory
+        self.cap_bytes = cap_bytes
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self._last_ns = 0
+        self._swept: set[str] = set()
+
+    # ------------------------------------------------------------------ refs
+
+    def new_ref(self) -> str:
+        """A fresh ref; later refs sort after earlier ones (the eviction order)."""
+        with self._guard:
+            self._last_ns = max(self._last_ns + 1, time.time_ns())
+            return f"ctx_{self._last_ns:020d}_{secrets.token_hex(4)}"
+
+    def _lock(self, thread_id: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(thread_id, threading.Lock())
+
+    # --------------------------------------------------------------- folders
+
+    def _open_dir(self, name: str | Path, parent: int | None = None) -> int | None:
+        """A folder descriptor, never through a symlink; None when the folder does not exist."""
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=parent)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise _unsafe(self.directory / name) from exc
+
+    @contextmanager
+    def _folder(self, thread_id: str, *, create: bool) -> Iterator[int | None]:
+        """A descriptor of the thread's archive folder (None when it does not exist and ``create`` is off)."""
+        if not _THREAD_ID.fullmatch(thread_id):
+            raise AppError("unknownThread", "no thread with this id", threadId=thread_id[:64])
+        name = f"{thread_id}.archive"
+        if create:
+            try:
+                self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            except FileExistsError as exc:
+                raise _unsafe(self.directory) from exc
+        parent = self._open_dir(self.directory)
+        folder = None
+        try:
+            if parent is not None and create:
+                try:
+                    os.mkdir(name, 0o700, dir_fd=parent)
+                except FileExistsError:
+                    pass
+            folder = self._open_dir(name, parent) if parent is not None else None
+            if folder is not None and thread_id not in self._swept:
+                self._sweep_temps(folder)
+                self._swept.add(thread_id)
+            yield folder
+        finally:
+            for fd in (folder, parent):
+                if fd is not None:
+                    os.close(fd)
+
+    @staticmethod
+    def _sweep_temps(folder: int) -> None:
+        """Temp files a killed daemon left behind are removed the first time the archive is opened."""
+        for entry in os.scandir(folder):
+            if entry.name.startswith(_TEMP_PREFIX):
+                os.unlink(entry.name, dir_fd=folder)
+
+    # ----------------------------------------------------------------- write
+
+    def put(self, thread_id: str, entries: Sequence[tuple[Stored, bytes]]) -> None:
+        """Store ``entries`` durably, then drop the thread's oldest other entries until the cap holds."""
+        if not entries:
+            return
+        incoming = sum(len(data) + _HEADER_MAX for _, data in entries)
+        if incoming > self.cap_bytes:
+            raise AppError(
+                "responseTooLarge", f"the result's archive entries exceed the per-thread cap of {self.cap_bytes}"
+            )
+        with self._lock(thread_id), self._folder(thread_id, create=True) as folder:
+            assert folder is not None
+            for meta, data in entries:
+                self._write(folder, meta, data)
+            os.fsync(folder)
+            self._enforce_cap(folder, {meta.ref for meta, _ in entries})
+
+    @staticmethod
+    def _write(folder: int, meta: Stored, data: bytes) -> None:
+        header = {"kind": meta.kind, "mimeType": meta.mime_type, "bytes": meta.bytes, "sha256": meta.sha256}
+        temp = f"{_TEMP_PREFIX}{meta.ref}"
+        # The one place an archive file is created: never through a symlink, never readable by others.
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=folder)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.rename(temp, meta.ref, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            try:
+                os.unlink(temp, dir_fd=folder)
+            except FileNotFoundError:
+                pass
+            raise
+
+    def _enforce_cap(self, folder: int, keep: set[str]) -> None:
+        sizes = sorted(
+            (entry.name, entry.stat(follow_symlinks=False).st_size)
+            for entry in os.scandir(folder)
+            if _REF.fullmatch(entry.name)
+        )
+        total = sum(size for _, size in sizes)
+        dropped = False
+        for name, size in sizes:
+            if total <= self.cap_bytes:
+                break
+            if name in keep:
+                continue
+            os.unlink(name, dir_fd=folder)
+            total -= size
+            dropped = True
+        if dropped:
+            os.fsync(folder)
+
+    # ------------------------------------------------------------------ read
+
+    def read(self, thread_id: str, ref: str, offset: int, limit: int) -> Chunk:
+        """Bytes ``[offset, offset + limit)`` of an entry (``unknownRef`` when absent or dropped); for a ``text``
+        entry the range ends on a character boundary and must start on one (else ``invalidParams``)."""
+        missing = AppError("unknownRef", "no archived context with this ref in this thread", ref=ref[:128])
+        if not _REF.fullmatch(ref):
+            raise missing
+        with self._folder(thread_id, create=False) as folder:
+            if folder is None:
+                raise missing
+            try:
+                fd = os.open(ref, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
+            except FileNotFoundError as exc:
+                raise missing from exc
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise _unsafe(self.directory / ref) from exc
+                raise
+        with os.fdopen(fd, "rb") as handle:
+            header_line = handle.readline(_HEADER_MAX)
+            try:
+                header = json.loads(header_line)
+                kind, total = header["kind"], int(header["bytes"])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise missing from exc
+            start = min(offset, total)
+            handle.seek(len(header_line) + start)
+            text = kind == "text"
+            data = handle.read(max(0, min(limit + (3 if text else 0), total - start)))
+        if text:
+            if data and _continuation(data[0]):
+                message = "offset is inside a UTF-8 character of this text"
+                raise AppError("invalidParams", message, errors=[{"path": "offset", "message": message}])
+            data = whole_characters(data, limit)
+        return Chunk(kind=kind, mime_type=header.get("mimeType"), total=total, data=data)
