@@ -30,8 +30,7 @@ from protocol.jsonrpc import AppError
 from protocol.thread import ResourceReadFact, Thread, ThreadStartParams
 
 if TYPE_CHECKING:
-    from mcp_runtime.events import EventSink
-    from mcp_runtime.thread_runtime import McpThreadRuntime
+    from mcp_runtime import EventSink, McpThreadRuntime, Spawner
 
 log = get_logger("app_server.threads")
 
@@ -67,7 +66,7 @@ class ThreadRecord:
         )
 
     def encode(self) -> bytes:
-        from mcp_runtime.config import to_wire
+        from mcp_runtime import to_wire
 
         document: dict[str, Any] = {
             "version": RECORD_VERSION,
@@ -84,7 +83,7 @@ class ThreadRecord:
 
     @classmethod
     def decode(cls, data: bytes) -> ThreadRecord:
-        from mcp_runtime.config import parse_server_config
+        from mcp_runtime import parse_server_config
 
         raw = json.loads(data)
         if not isinstance(raw, dict) or raw.get("version") != RECORD_VERSION:
@@ -157,6 +156,7 @@ class ThreadRegistry:
         sink: EventSink,
         env: Mapping[str, str],
         bus: EventBus,
+        spawner: Spawner,
     ) -> None:
         self.data_dir = data_dir
         self.directory = data_dir / "threads"
@@ -165,6 +165,7 @@ class ThreadRegistry:
         self._sink = sink
         self._env = env
         self._bus = bus
+        self._spawner = spawner
         self._threads: dict[str, CanonicalThread] = {}
 
     # ------------------------------------------------------------- durability
@@ -173,7 +174,7 @@ class ThreadRegistry:
         return self.directory / f"{thread_id}.json"
 
     def _save(self, record: ThreadRecord) -> None:
-        from mcp_runtime.store import write_atomic
+        from mcp_runtime import write_atomic
 
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         write_atomic(self._path(record.id), record.encode())
@@ -196,8 +197,7 @@ class ThreadRegistry:
         return thread
 
     def _build_runtime(self, thread: CanonicalThread) -> McpThreadRuntime:
-        from app_server.handlers.runtime import preview_content
-        from mcp_runtime.thread_runtime import McpThreadRuntime
+        from mcp_runtime import McpThreadRuntime
 
         record = thread.record
         thread_id = record.id
@@ -211,10 +211,10 @@ class ThreadRegistry:
             sink=self._sink,
             env=self._env,
             data_dir=self.data_dir,
+            spawner=self._spawner,
             allowed_tools=record.allowed_tools,
             disabled_tools=record.disabled_tools,
             record_fact=record_fact,
-            preview=preview_content,
         )
 
     # ----------------------------------------------------------------- lookup
@@ -243,8 +243,7 @@ class ThreadRegistry:
     # ---------------------------------------------------------------- methods
 
     def _server_set(self, params: ThreadStartParams) -> dict[str, McpServerConfig]:
-        from mcp_runtime.config import check_server, normalized
-        from mcp_runtime.limits import MAX_SERVERS
+        from mcp_runtime import MAX_SERVERS, check_server, normalized
 
         servers: dict[str, McpServerConfig] = {}
         if not params.strict_mcp_config:

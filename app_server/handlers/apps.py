@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app_server.daemon import RequestContext
-from mcp_runtime.apps import plan_import, sync_app
+from mcp_runtime import plan_import, sync_app
 from protocol.config import APP_NAMES
 from protocol.server import (
     ImportFromAppParams,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from app_server.daemon import RequestContext
 from app_server.handlers.paging import page
-from mcp_runtime.config import check_server, redacted
-from mcp_runtime.store import StoredServer
+from mcp_runtime import StoredServer, check_server, redacted
 from protocol.base import Empty
 from protocol.server import (
     ServerCreateParams,
