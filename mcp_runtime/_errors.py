@@ -16,8 +16,10 @@ from protocol.jsonrpc import REASON_CODES, AppError
 log = structlog.get_logger("mcp_runtime.errors")
 
 RESOURCE_NOT_FOUND = -32002
-"""The MCP "resource not found" code; some servers answer -32602 with a "not found" message instead."""
+"""The MCP "resource not found" code. Servers also answer -32602 with a "not found" message, and the official
+SDK's ``MCPServer`` answers -32602 "Unknown resource: <uri>"; all three mean the same to a client."""
 INVALID_PARAMS = -32602
+_NOT_FOUND_WORDS = ("not found", "unknown resource")
 
 
 def leaves(exc: BaseException) -> list[BaseException]:
@@ -88,7 +90,8 @@ def classify_session_failure(
 
 
 def is_resource_not_found(code: int, message: str) -> bool:
-    return code == RESOURCE_NOT_FOUND or (code == INVALID_PARAMS and "not found" in message.lower())
+    lowered = message.lower()
+    return code == RESOURCE_NOT_FOUND or (code == INVALID_PARAMS and any(w in lowered for w in _NOT_FOUND_WORDS))
 
 
 def timeout_error(server: str, timeout_ms: float, *, tool: str | None = None, method: str | None = None) -> AppError:

@@ -145,6 +145,8 @@ class SlotOwner:
     ) -> ServerStatus:
         """The status row: a failure before any slot existed, ``starting``, idle, or the slot's own state."""
         auth = auth_status(name, config, self._data_dir)
+        if starting and slot is not None and slot.state.status != "starting":
+            slot = None  # the previous session's slot, being replaced: the row says ``starting``
         if slot is None and error is not None:
             runtime = "authenticationRequired" if error.reason in AUTH_REASONS else "failed"
             return ServerStatus(name=name, runtime_status=runtime, auth_status=auth, last_error=error_info(error))

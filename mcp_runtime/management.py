@@ -43,6 +43,7 @@ class _Entry:
     config: McpServerConfig | None = None
     restart: TaskHandle | None = None
     auth_error: AppError | None = None
+    starting: bool = False
     attempts: int = 0
     connected_at: float | None = None
 
@@ -76,7 +77,8 @@ class McpClientManager(SlotOwner):
         entry = self._entries.get(name)
         slot = entry.slot if entry is not None else None
         error = entry.auth_error if entry is not None and slot is None else None
-        return self._row(name, config, slot, error=error, disabled=not config.enabled)
+        starting = entry is not None and entry.starting
+        return self._row(name, config, slot, error=error, starting=starting, disabled=not config.enabled)
 
     def status(self, name: str) -> ServerStatus:
         """From cached state only: never waits on a server that is starting."""
@@ -139,11 +141,14 @@ class McpClientManager(SlotOwner):
             old, entry.slot = entry.slot, None
             carried = old.subscriptions
             await old.close()
+        entry.starting = True
         try:
             slot = await self._new_slot(name, config, subscriptions=carried, on_lost=self._lost)
         except AppError as exc:
             entry.auth_error = exc
             raise
+        finally:
+            entry.starting = False
         entry.auth_error = None
         entry.slot = slot
         entry.config = config
