@@ -134,3 +134,14 @@ def test_every_export_resolves() -> None:
 
     for name in mcp_runtime.__all__:
         assert getattr(mcp_runtime, name) is not None, name
+
+
+def test_runtime_units_stay_small() -> None:
+    """The runtime core stays in small units: no module over 500 lines, no class over 300."""
+    for path in (ROOT / "mcp_runtime").rglob("*.py"):
+        source = path.read_text()
+        assert source.count("\n") <= 500, f"{path.name} is over 500 lines"
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ClassDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                assert length <= 300, f"{path.name}: class {node.name} is {length} lines"
