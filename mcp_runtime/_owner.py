@@ -9,6 +9,7 @@ the hooks :meth:`_ready_slot` (management: answer now; thread: wait, reconnect o
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from protocol.server import ServerStatus, StartupState, StartupStatusUpdated
 from protocol.tool import ToolView
 
 
-class SlotOwner:
+class SlotOwner(ABC):
     """The shared half of an owner; subclasses hold the slots and decide when a server is ready."""
 
     thread_id: str | None = None
@@ -43,24 +44,25 @@ class SlotOwner:
 
     # ------------------------------------------------------------------ hooks
 
+    @abstractmethod
     async def _ready_slot(self, name: str) -> SessionSlot:
         """The connected slot of ``name`` for a read or call (``unknownServer`` / ``notRunning`` otherwise)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _connected(self) -> dict[str, SessionSlot]:
         """Every connected slot, by server name."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def _settled(self, name: str | None = None) -> None:
-        """Return once ``name`` (or every server) is no longer starting; the management owner never waits."""
+        """Return once ``name`` (or every server) is no longer starting (the thread policy) or at once."""
 
+    @abstractmethod
     def status(self, name: str) -> ServerStatus:
         """The status row of one server from cached state (``unknownServer`` for a name the owner lacks)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def statuses(self) -> list[ServerStatus]:
         """Every status row from cached state, by name."""
-        raise NotImplementedError
 
     async def server_statuses(self, name: str | None = None) -> list[ServerStatus]:
         """Status rows once the servers asked about are no longer starting (a thread waits; management not)."""
@@ -222,8 +224,9 @@ class SlotOwner:
             contents = [preview_content(c) for c in contents]
         return ResourceReadResult(contents=[ResourceContent.model_validate(c) for c in contents])
 
+    @abstractmethod
     def _after_read(self, server: str, uri: str, contents: list[dict[str, Any]]) -> None:
-        """A thread records what it read (digests only); the management owner records nothing."""
+        """What a read leaves behind: a thread records digests; the management owner nothing."""
 
     async def subscribe(self, server: str, uri: str) -> None:
         await (await self._ready_slot(server)).subscribe(uri)

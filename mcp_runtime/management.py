@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 import structlog
@@ -94,6 +95,12 @@ class McpClientManager(SlotOwner):
         if entry is None or entry.slot is None or not entry.slot.connected:
             raise AppError("notRunning", f"server {name} is not connected", server=name)
         return entry.slot
+
+    async def _settled(self, name: str | None = None) -> None:
+        """Management reads never wait: a server still starting answers from its cached state."""
+
+    def _after_read(self, server: str, uri: str, contents: list[dict[str, Any]]) -> None:
+        """Management reads leave no diagnostics fact (those belong to threads)."""
 
     def _connected(self) -> dict[str, SessionSlot]:
         return {
