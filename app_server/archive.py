@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_runtime.projection import Kind, Stored
+from mcp_runtime import Kind, Stored
 from protocol.jsonrpc import AppError
 
 ARCHIVE_CAP_BYTES = 256 * 1024 * 1024

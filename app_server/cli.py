@@ -68,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.listen.startswith("unix:") or len(args.listen) <= len("unix:"):
             _parser().error("--listen takes unix:PATH")
         listen = Path(args.listen[len("unix:") :]).absolute()
-    from mcp_runtime.config import ConfigPolicy, set_policy
+    from mcp_runtime import ConfigPolicy, set_policy
 
     try:
         set_policy(ConfigPolicy.from_options(args.transports, args.stdio_sandbox))

@@ -17,10 +17,7 @@ from protocol.jsonrpc import RequestId
 
 if TYPE_CHECKING:
     from app_server.threads import ThreadRegistry
-    from mcp_runtime.management import McpClientManager
-    from mcp_runtime.oauth import OAuthLogins
-    from mcp_runtime.store import ConfigStore
-    from mcp_runtime.thread_runtime import McpThreadRuntime
+    from mcp_runtime import ConfigStore, McpClientManager, McpThreadRuntime, OAuthLogins, Spawner
     from protocol.base import WireModel
     from protocol.config import McpServerConfig
 
@@ -45,7 +42,7 @@ class Daemon:
         return self._logins
 
     async def _run_logins(self, *, task_status: TaskStatus[OAuthLogins]) -> None:
-        from mcp_runtime.oauth import OAuthLogins
+        from mcp_runtime import OAuthLogins
 
         async with OAuthLogins(self.data_dir) as logins:
             task_status.started(logins)
@@ -54,23 +51,33 @@ class Daemon:
     @cached_property
     def store(self) -> ConfigStore:
         """The server store, opened on first use (it is not needed to answer ``initialize``)."""
-        from mcp_runtime.store import ConfigStore
+        from mcp_runtime import ConfigStore
 
         return ConfigStore(self.data_dir)
 
     @cached_property
     def manager(self) -> McpClientManager:
         """The app-scoped management owner, built on first use (it imports the MCP SDK)."""
-        from mcp_runtime.management import McpClientManager
+        from mcp_runtime import McpClientManager
 
-        return McpClientManager(self._configs, self.publish, self.env, self.data_dir)
+        return McpClientManager(self._configs, self.publish, self.env, self.data_dir, spawner=self.spawner)
+
+    @cached_property
+    def spawner(self) -> Spawner:
+        """Where the MCP owners start their background work: the daemon's own task group."""
+        from mcp_runtime import Spawner
+
+        assert self.tasks is not None, "the daemon is not serving"
+        return Spawner(self.tasks)
 
     @cached_property
     def threads(self) -> ThreadRegistry:
         """The canonical thread registry, built on first use (threads load from the data dir lazily)."""
         from app_server.threads import ThreadRegistry
 
-        return ThreadRegistry(self.data_dir, configs=self._configs, sink=self.publish, env=self.env, bus=self.bus)
+        return ThreadRegistry(
+            self.data_dir, configs=self._configs, sink=self.publish, env=self.env, bus=self.bus, spawner=self.spawner
+        )
 
     def thread_runtime(self, thread_id: str, connection: ClientConnection) -> McpThreadRuntime:
         """The runtime of a canonical thread (``threadRequired`` / ``unknownThread`` / ``threadArchived``)."""
@@ -108,7 +115,7 @@ class Daemon:
             await self.manager.forget(name)
         if self._logins is not None:
             await self._logins.cancel(name)
-        from mcp_runtime.oauth import CredentialStore
+        from mcp_runtime import CredentialStore
 
         CredentialStore(self.data_dir).delete(name)
 

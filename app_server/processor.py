@@ -13,7 +13,7 @@ from app_server.daemon import Daemon, RequestContext
 from app_server.lines import TOO_LARGE, read_lines
 from app_server.logs import configure as configure_logging
 from app_server.logs import get_logger
-from mcp_runtime.limits import MAX_MESSAGE_BYTES
+from mcp_runtime import MAX_MESSAGE_BYTES
 from protocol.catalog import METHODS, NOTIFICATIONS, RETIRED
 from protocol.jsonrpc import AppError, RequestId, validation_errors
 

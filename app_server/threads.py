@@ -31,8 +31,7 @@ from protocol.jsonrpc import AppError
 from protocol.thread import ResourceReadFact, Thread, ThreadStartParams
 
 if TYPE_CHECKING:
-    from mcp_runtime.events import EventSink
-    from mcp_runtime.thread_runtime import McpThreadRuntime
+    from mcp_runtime import EventSink, McpThreadRuntime, Spawner
 
 log = get_logger("app_server.threads")
 
@@ -63,7 +62,7 @@ class ThreadRecord:
         )
 
     def encode(self) -> bytes:
-        from mcp_runtime.config import to_wire
+        from mcp_runtime import to_wire
 
         document: dict[str, Any] = {
             "version": RECORD_VERSION,
@@ -80,7 +79,7 @@ class ThreadRecord:
 
     @classmethod
     def decode(cls, data: bytes) -> ThreadRecord:
-        from mcp_runtime.config import parse_server_config
+        from mcp_runtime import parse_server_config
 
         raw = json.loads(data)
         if not isinstance(raw, dict) or raw.get("version") != RECORD_VERSION:
@@ -153,6 +152,7 @@ class ThreadRegistry:
         sink: EventSink,
         env: Mapping[str, str],
         bus: EventBus,
+        spawner: Spawner,
     ) -> None:
         self.data_dir = data_dir
         self.directory = data_dir / "threads"
@@ -163,6 +163,7 @@ class ThreadRegistry:
         self._sink = sink
         self._env = env
         self._bus = bus
+        self._spawner = spawner
         self._threads: dict[str, CanonicalThread] = {}
 
     # ------------------------------------------------------------- durability
@@ -195,8 +196,7 @@ class ThreadRegistry:
         return thread
 
     def _build_runtime(self, thread: CanonicalThread) -> McpThreadRuntime:
-        from app_server.handlers.runtime import preview_content
-        from mcp_runtime.thread_runtime import McpThreadRuntime
+        from mcp_runtime import McpThreadRuntime
 
         record = thread.record
         thread_id = record.id
@@ -210,10 +210,10 @@ class ThreadRegistry:
             sink=self._sink,
             env=self._env,
             data_dir=self.data_dir,
+            spawner=self._spawner,
             allowed_tools=record.allowed_tools,
             disabled_tools=record.disabled_tools,
             record_fact=record_fact,
-            preview=preview_content,
         )
 
     # ----------------------------------------------------------------- lookup
@@ -243,8 +243,7 @@ class ThreadRegistry:
     # ---------------------------------------------------------------- methods
 
     def _server_set(self, params: ThreadStartParams) -> dict[str, McpServerConfig]:
-        from mcp_runtime.config import check_server, normalized, policy, restore_redacted
-        from mcp_runtime.limits import MAX_SERVERS
+        from mcp_runtime import MAX_SERVERS, check_server, normalized, policy, restore_redacted
 
         servers: dict[str, McpServerConfig] = {}
         if not params.strict_mcp_config:

@@ -100,6 +100,16 @@ def full_name(server: str, tool: str) -> str:
     return name
 
 
+def check_tool_names(server: str, names: Sequence[str]) -> None:
+    """One server's listed tool names: each one carriable as a full name, none listed twice."""
+    seen: set[str] = set()
+    for name in names:
+        full_name(server, name)
+        if name in seen:
+            raise _invalid_tool_name(f"tool {name} is listed twice", server, name)
+        seen.add(name)
+
+
 def split_full_name(name: str) -> tuple[str, str] | None:
     """The inverse of :func:`full_name` (split at the first ``__``), or ``None`` when it is not one."""
     if not name.startswith(PREFIX):
@@ -168,13 +178,7 @@ def build_views(server: str, config: McpServerConfig, tools: Sequence[McpTool]) 
 
     ``config.enabled`` is not consulted: owners never connect a disabled server, so it has no tools.
     """
-    seen: set[str] = set()
-    for tool in tools:
-        if tool.name in seen:
-            raise _invalid_tool_name("duplicate tool name", server, tool.name)
-        seen.add(tool.name)
-        full_name(server, tool.name)
-
+    check_tool_names(server, [tool.name for tool in tools])
     enabled = _raw_names(server, config.enabled_tools)
     disabled = _raw_names(server, config.disabled_tools) or set()
     kept = [t for t in tools if (enabled is None or t.name in enabled) and t.name not in disabled]

@@ -1,34 +1,31 @@
-"""``McpClientManager``: the app-scoped, management-only owner of MCP connections (SPEC §3).
+"""``McpClientManager``: the app-scoped, management-only owner of session slots (SPEC §3).
 
 It serves the GUI's reads (status, catalogs, prompt get, resource read, subscriptions) and start/stop. It
-declares no elicitation, sampling or roots, declines any elicitation, and never executes a tool. Status reads
-answer from cached state at once; start/stop are serialized per server name, and a stop or delete interrupts a
-start in progress (``cancelled``).
+declares no elicitation, sampling or roots, declines any elicitation, and never executes a tool. Its policy:
+reads answer from cached state at once (never waiting on a server that is starting); start/stop are serialized
+per server name, and a stop or delete interrupts a start in progress (``cancelled``); a connected server that
+crashes is restarted with exponential backoff and jitter.
 """
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import anyio
 import structlog
 
-from mcp_runtime import oauth
-from mcp_runtime.catalog import CatalogCache
+from mcp_runtime._owner import SlotOwner
+from mcp_runtime._slot import SessionSlot
+from mcp_runtime._tasks import Spawner, TaskHandle
 from mcp_runtime.config import normalized
-from mcp_runtime.connection import McpConnection, load_sdk, server_status
 from mcp_runtime.events import EventSink
-from protocol.config import HttpServerConfig, McpServerConfig
+from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
-from protocol.server import AuthStatus, ErrorInfo, ServerStatus, StartupState, StartupStatusUpdated
-
-if TYPE_CHECKING:
-    import httpx2
+from protocol.server import ServerStatus
 
 log = structlog.get_logger("mcp_runtime.management")
 
@@ -43,34 +40,17 @@ class _Entry:
     """Everything the manager knows about one server name."""
 
     lock: anyio.Lock = field(default_factory=anyio.Lock)
-    connection: McpConnection | None = None
+    slot: SessionSlot | None = None
     config: McpServerConfig | None = None
-    restart: asyncio.Task[None] | None = None
+    restart: TaskHandle | None = None
     auth_error: AppError | None = None
+    starting: bool = False
     attempts: int = 0
     connected_at: float | None = None
 
 
-def connection_auth(name: str, config: McpServerConfig, data_dir: Path) -> httpx2.Auth | None:
-    """The OAuth provider for a connection, or None; an OAuth server not logged in fails closed here.
-
-    Starting it would only learn the same from a 401 a round trip later, and a start never begins a login.
-    """
-    if not isinstance(config, HttpServerConfig):
-        return None
-    if config.oauth is not None and oauth.auth_status(name, config.url, config, data_dir) == "notLoggedIn":
-        raise AppError("authRequired", f"server {name} needs an OAuth login (mcpServer/oauth/login)", server=name)
-    return oauth.oauth_auth(name, config.url, config, data_dir)
-
-
-def auth_status(name: str, config: McpServerConfig, data_dir: Path) -> AuthStatus:
-    if not isinstance(config, HttpServerConfig):
-        return "unsupported"
-    return oauth.auth_status(name, config.url, config, data_dir)
-
-
-class McpClientManager:
-    """Management connections, one per started server name, built from the current store snapshot."""
+class McpClientManager(SlotOwner):
+    """Management slots, one per started server name, built from the current store snapshot."""
 
     def __init__(
         self,
@@ -78,14 +58,13 @@ class McpClientManager:
         sink: EventSink,
         env: Mapping[str, str],
         data_dir: Path,
+        *,
+        spawner: Spawner,
     ) -> None:
-        self._data_dir = data_dir
+        super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner)
         self._snapshot = store_snapshot
-        self._sink = sink
-        self._env = env
         self._entries: dict[str, _Entry] = {}
         self._closed = False
-        self.catalog = CatalogCache()
 
     # ----------------------------------------------------------------- reads
 
@@ -97,24 +76,10 @@ class McpClientManager:
 
     def _status(self, name: str, config: McpServerConfig) -> ServerStatus:
         entry = self._entries.get(name)
-        connection = entry.connection if entry is not None else None
-        if connection is None and entry is not None and entry.auth_error is not None:
-            error = entry.auth_error
-            return ServerStatus(
-                name=name,
-                runtime_status="authenticationRequired",
-                auth_status=auth_status(name, config, self._data_dir),
-                last_error=ErrorInfo(reason=error.reason, message=error.message),
-            )
-        if connection is None:
-            return ServerStatus(
-                name=name,
-                runtime_status="notStarted" if config.enabled else "disabled",
-                auth_status=auth_status(name, config, self._data_dir),
-            )
-        state = connection.state
-        runtime = "disabled" if state.status == "notStarted" and not config.enabled else state.status
-        return server_status(name, state, auth_status(name, config, self._data_dir), runtime)
+        slot = entry.slot if entry is not None else None
+        error = entry.auth_error if entry is not None and slot is None else None
+        starting = entry is not None and entry.starting
+        return self._row(name, config, slot, error=error, starting=starting, disabled=not config.enabled)
 
     def status(self, name: str) -> ServerStatus:
         """From cached state only: never waits on a server that is starting."""
@@ -123,60 +88,54 @@ class McpClientManager:
     def statuses(self) -> list[ServerStatus]:
         return [self._status(name, config) for name, config in sorted(self._snapshot().items())]
 
-    def connection(self, name: str) -> McpConnection:
-        """The live connection for the read methods."""
+    async def _ready_slot(self, name: str) -> SessionSlot:
+        """The live slot for a read; a server that is not connected now is ``notRunning`` (no waiting)."""
         self._config(name)
         entry = self._entries.get(name)
-        if entry is None or entry.connection is None or not entry.connection.connected:
+        if entry is None or entry.slot is None or not entry.slot.connected:
             raise AppError("notRunning", f"server {name} is not connected", server=name)
-        return entry.connection
+        return entry.slot
 
-    def tool_filters(self) -> tuple[list[str] | None, list[str] | None]:
-        """The app scope has no thread filters (servers' own enabledTools/disabledTools still apply)."""
-        return None, None
+    async def _settled(self, name: str | None = None) -> None:
+        """Management reads never wait: a server still starting answers from its cached state."""
 
-    def connections(self) -> dict[str, McpConnection]:
-        """Every connected server's connection (for the catalog built on top)."""
+    def _after_read(self, server: str, uri: str, contents: list[dict[str, Any]]) -> None:
+        """Management reads leave no diagnostics fact (those belong to threads)."""
+
+    def _connected(self) -> dict[str, SessionSlot]:
         return {
-            name: entry.connection
-            for name, entry in self._entries.items()
-            if entry.connection is not None and entry.connection.connected
+            name: entry.slot for name, entry in self._entries.items() if entry.slot is not None and entry.slot.connected
         }
 
-    # -------------------------------------------------------------- lifecycle
+    def pid(self, name: str) -> int | None:
+        """The running stdio server's pid (diagnostics and tests), or None."""
+        entry = self._entries.get(name)
+        return entry.slot.pid if entry is not None and entry.slot is not None else None
 
-    def _publish(self, name: str, status: StartupState, error: AppError | None = None) -> None:
-        self._sink(
-            "mcpServer/startupStatus/updated",
-            StartupStatusUpdated(
-                thread_id=None,
-                name=name,
-                status=status,
-                error=ErrorInfo(reason=error.reason, message=error.message) if error is not None else None,
-                failure_reason="reauthenticationRequired"
-                if error is not None and error.reason in ("authRequired", "reauthenticationRequired")
-                else None,
-            ),
-        )
+    # -------------------------------------------------------------- lifecycle
 
     def _entry(self, name: str) -> _Entry:
         return self._entries.setdefault(name, _Entry())
 
     async def start(self, name: str) -> ServerStatus:
-        """Connect (or return the live connection's status); publishes starting → ready|failed|cancelled."""
+        """Connect (or return the live slot's status); publishes starting → ready|failed|cancelled."""
+        return await self._start(name, cancel_restart=True)
+
+    async def _start(self, name: str, *, cancel_restart: bool) -> ServerStatus:
         if self._closed:
             raise AppError("notRunning", "the daemon is shutting down")
         config = self._config(name)
         entry = self._entry(name)
         async with entry.lock:
-            self._cancel_restart(entry)
+            if cancel_restart:
+                self._cancel_restart(entry)
             return await self._start_locked(name, entry, config)
 
     def _is_live(self, entry: _Entry, config: McpServerConfig) -> bool:
-        connection = entry.connection
+        slot = entry.slot
         return (
-            connection is not None
-            and connection.connected
+            slot is not None
+            and slot.connected
             and entry.config is not None
             and normalized(entry.config) == normalized(config)
         )
@@ -185,43 +144,23 @@ class McpClientManager:
         if self._is_live(entry, config):
             return self._status(name, config)
         carried: frozenset[str] = frozenset()
-        if entry.connection is not None:
-            old, entry.connection = entry.connection, None
+        if entry.slot is not None:
+            old, entry.slot = entry.slot, None
             carried = old.subscriptions
             await old.close()
-        await load_sdk()
-        self._publish(name, "starting")
+        entry.starting = True
         try:
-            auth = connection_auth(name, config, self._data_dir)
+            slot = await self._new_slot(name, config, subscriptions=carried, on_lost=self._lost)
         except AppError as exc:
             entry.auth_error = exc
-            self._publish(name, "failed", exc)
             raise
+        finally:
+            entry.starting = False
         entry.auth_error = None
-        connection = McpConnection(
-            name,
-            config,
-            env=self._env,
-            sink=self._sink,
-            on_lost=self._lost,
-            subscriptions=carried,
-            auth=auth,
-        )
-        entry.connection = connection
+        entry.slot = slot
         entry.config = config
-        try:
-            await connection.start()
-        except AppError as exc:
-            if exc.reason == "cancelled":
-                self._publish(name, "cancelled")
-            else:
-                self._publish(name, "failed", exc)
-            raise
-        except BaseException:
-            self._publish(name, "cancelled")
-            raise
+        await self._start_slot(name, slot)
         entry.connected_at = anyio.current_time()
-        self._publish(name, "ready")
         return self._status(name, config)
 
     async def stop(self, name: str) -> None:
@@ -235,13 +174,13 @@ class McpClientManager:
             return
         self._cancel_restart(entry)
         entry.auth_error = None
-        connection = entry.connection
-        if connection is not None:
-            await connection.close()  # interrupts a start holding the lock; it publishes ``cancelled``
+        slot = entry.slot
+        if slot is not None:
+            await slot.close()  # interrupts a start holding the lock; it publishes ``cancelled``
         async with entry.lock:
-            if entry.connection is connection and connection is not None:
-                entry.connection = None
-                await connection.close()
+            if entry.slot is slot and slot is not None:
+                entry.slot = None
+                await slot.close()
             entry.attempts = 0
 
     async def forget(self, name: str) -> None:
@@ -250,12 +189,12 @@ class McpClientManager:
         self._entries.pop(name, None)
 
     async def config_changed(self, name: str) -> None:
-        """A stored config changed: a running connection is restarted with the new config (or stopped)."""
+        """A stored config changed: a running slot is restarted with the new config (or stopped)."""
         entry = self._entries.get(name)
-        if entry is None or entry.connection is None:
+        if entry is None or entry.slot is None:
             return
         config = self._snapshot().get(name)
-        was_running = entry.connection.state.status in ("starting", "connected")
+        was_running = entry.slot.state.status in ("starting", "connected")
         if config is not None and self._is_live(entry, config):
             return
         await self._stop(name)
@@ -267,7 +206,7 @@ class McpClientManager:
         entry = self._entries.get(name)
         if entry is None or self._closed:
             return
-        if entry.auth_error is not None or entry.connection is not None:
+        if entry.auth_error is not None or entry.slot is not None:
             await self._stop(name)
             self._spawn_start(name)
 
@@ -276,31 +215,33 @@ class McpClientManager:
         names = [name for name, config in self._snapshot().items() if config.enabled]
         async with anyio.create_task_group() as tg:
             for name in names:
-                tg.start_soon(self._start_quietly, name)
+                tg.start_soon(self._start_quietly, name, True)
 
-    async def _start_quietly(self, name: str) -> None:
+    async def _start_quietly(self, name: str, cancel_restart: bool) -> None:
         try:
-            await self.start(name)
+            await self._start(name, cancel_restart=cancel_restart)
         except AppError as exc:
             log.info("server failed to start", server=name, reason=exc.reason)
 
     def _spawn_start(self, name: str) -> None:
         entry = self._entry(name)
-        entry.restart = asyncio.get_running_loop().create_task(self._start_quietly(name))
+        self._cancel_restart(entry)
+        entry.restart = self._spawner.spawn(self._start_quietly, name, False, name=f"mcp-start:{name}")
 
     # ---------------------------------------------------------------- restart
 
-    def _lost(self, connection: McpConnection) -> None:
+    def _lost(self, slot: SessionSlot) -> None:
         """A connected server crashed: restart it with exponential backoff and jitter."""
-        entry = self._entries.get(connection.name)
-        if self._closed or entry is None or entry.connection is not connection:
+        entry = self._entries.get(slot.name)
+        if self._closed or entry is None or entry.slot is not slot:
             return
-        error = connection.state.last_error
+        error = slot.state.last_error
         if error is None or error.reason != "connectionLost":
             return  # an invalid catalog or an auth failure would fail again: no restart loop
         if entry.connected_at is not None and anyio.current_time() - entry.connected_at >= STABLE_AFTER_S:
             entry.attempts = 0
-        entry.restart = asyncio.get_running_loop().create_task(self._restart_loop(connection.name, entry))
+        self._cancel_restart(entry)
+        entry.restart = self._spawner.spawn(self._restart_loop, slot.name, entry, name=f"mcp-restart:{slot.name}")
 
     async def _restart_loop(self, name: str, entry: _Entry) -> None:
         while not self._closed:
@@ -318,13 +259,12 @@ class McpClientManager:
                     log.info("restart failed", server=name, reason=exc.reason, attempt=entry.attempts)
 
     def _cancel_restart(self, entry: _Entry) -> None:
-        task = entry.restart
-        entry.restart = None
-        if task is not None and not task.done() and task is not asyncio.current_task():
-            task.cancel()
+        handle, entry.restart = entry.restart, None
+        if handle is not None:
+            handle.cancel()
 
     async def aclose(self) -> None:
-        """Close every connection and reap every child."""
+        """Close every slot, cancel every restart and reap every child."""
         self._closed = True
         for entry in self._entries.values():
             self._cancel_restart(entry)

@@ -1,4 +1,4 @@
-"""McpConnection and McpClientManager against real fixture servers (subprocesses), stdio and HTTP."""
+"""SessionSlot and McpClientManager against real fixture servers (subprocesses), stdio and HTTP."""
 
 from __future__ import annotations
 
@@ -6,16 +6,15 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from mcp_runtime.config import parse_server_config
-from mcp_runtime.connection import McpConnection
-from mcp_runtime.management import McpClientManager
+from mcp_runtime import McpClientManager, Spawner, parse_server_config
+from mcp_runtime._slot import SessionSlot
 from protocol.base import WireModel
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
@@ -28,6 +27,23 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+_spawners: list[Spawner] = []
+
+
+@pytest.fixture(autouse=True)
+async def spawner() -> AsyncIterator[Spawner]:
+    """The task group slots and owners spawn into (the daemon's, in production); cancelled after the test."""
+    async with anyio.create_task_group() as tg:
+        _spawners.append(Spawner(tg))
+        yield _spawners[-1]
+        _spawners.pop()
+        tg.cancel_scope.cancel()
+
+
+def new_slot(name: str, config: McpServerConfig, **kwargs: Any) -> SessionSlot:
+    return SessionSlot(name, config, spawner=_spawners[-1], **kwargs)
 
 
 class Sink:
@@ -65,7 +81,7 @@ def script_config(name: str, *args: str, **extra: Any) -> McpServerConfig:
 
 
 async def start_error(cfg: McpServerConfig, env: dict[str, str] | None = None) -> AppError:
-    connection = McpConnection("fx", cfg, env=env if env is not None else dict(os.environ), sink=Sink())
+    connection = new_slot("fx", cfg, env=env if env is not None else dict(os.environ), sink=Sink())
     with pytest.raises(AppError) as info:
         await connection.start()
     await connection.close()
@@ -77,7 +93,7 @@ async def start_error(cfg: McpServerConfig, env: dict[str, str] | None = None) -
 )
 async def test_stdio_catalog_and_calls(protocol: str, expected: str) -> None:
     sink = Sink()
-    connection = McpConnection("fx", stdio(protocol=protocol), env=dict(os.environ), sink=sink)
+    connection = new_slot("fx", stdio(protocol=protocol), env=dict(os.environ), sink=sink)
     state = await connection.start()
     try:
         assert state.status == "connected"
@@ -127,7 +143,7 @@ async def test_stdio_catalog_and_calls(protocol: str, expected: str) -> None:
 @pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28"])
 async def test_list_changed_and_resource_updates(protocol: str) -> None:
     sink = Sink()
-    connection = McpConnection("fx", stdio(protocol=protocol), env=dict(os.environ), sink=sink)
+    connection = new_slot("fx", stdio(protocol=protocol), env=dict(os.environ), sink=sink)
     await connection.start()
     try:
         before = len(connection.tools)
@@ -153,7 +169,7 @@ async def test_list_changed_and_resource_updates(protocol: str) -> None:
 async def test_http_connect_and_call() -> None:
     with http_fixture() as url:
         cfg = config({"type": "http", "url": url, "startupTimeoutMs": 20_000})
-        connection = McpConnection("web", cfg, env={}, sink=Sink())
+        connection = new_slot("web", cfg, env={}, sink=Sink())
         state = await connection.start()
         try:
             assert state.status == "connected"
@@ -170,7 +186,7 @@ async def test_http_connect_and_call() -> None:
 async def test_http_legacy_only_server_with_auto() -> None:
     with http_fixture("--legacy-only") as url:
         cfg = config({"type": "http", "url": url, "startupTimeoutMs": 20_000})
-        connection = McpConnection("web", cfg, env={}, sink=Sink())
+        connection = new_slot("web", cfg, env={}, sink=Sink())
         state = await connection.start()
         try:
             assert state.protocol_version == "2025-11-25"
@@ -224,7 +240,7 @@ async def test_too_many_tools() -> None:
 
 
 async def test_ignored_discover_does_not_stall() -> None:
-    connection = McpConnection("fx", script_config("ignore_discover.py", startupTimeoutMs=20_000), env={}, sink=Sink())
+    connection = new_slot("fx", script_config("ignore_discover.py", startupTimeoutMs=20_000), env={}, sink=Sink())
     state = await connection.start()
     try:
         assert state.protocol_version == "2025-11-25"
@@ -243,7 +259,7 @@ def _alive(pid: int) -> bool:
 async def test_close_reaps_grandchildren(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     cfg = script_config("spawn_grandchild.py", env={"FIXTURE_PID_FILE": str(pid_file)}, startupTimeoutMs=20_000)
-    connection = McpConnection("fx", cfg, env={}, sink=Sink())
+    connection = new_slot("fx", cfg, env={}, sink=Sink())
     await connection.start()
     grandchild = int(pid_file.read_text())
     assert _alive(grandchild)
@@ -257,7 +273,7 @@ async def test_stderr_tail_is_redacted() -> None:
     secret = "hunter2-very-secret-value"
     env = {"FX_SECRET": secret}
     cfg = stdio(envVars=["FX_SECRET"], env={"OTHER": "other-inline-secret"})
-    connection = McpConnection("fx", cfg, env=env, sink=Sink())
+    connection = new_slot("fx", cfg, env=env, sink=Sink())
     await connection.start()
     await connection.call_tool("stderr_secret", {"value": secret}, timeout_s=10)
     await connection.call_tool("stderr_secret", {"value": "other-inline-secret"}, timeout_s=10)
@@ -274,12 +290,12 @@ async def test_env_policy_passes_only_named_variables(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     daemon_env = {"FIXTURE_PID_FILE": str(pid_file)}
     cfg = script_config("spawn_grandchild.py", startupTimeoutMs=20_000)
-    connection = McpConnection("fx", cfg, env=daemon_env, sink=Sink())
+    connection = new_slot("fx", cfg, env=daemon_env, sink=Sink())
     await connection.start()
     await connection.close()
     assert not pid_file.exists()
     cfg = script_config("spawn_grandchild.py", envVars=["FIXTURE_PID_FILE"], startupTimeoutMs=20_000)
-    connection = McpConnection("fx", cfg, env=daemon_env, sink=Sink())
+    connection = new_slot("fx", cfg, env=daemon_env, sink=Sink())
     await connection.start()
     await connection.close()
     assert pid_file.exists()
@@ -290,7 +306,7 @@ async def test_env_policy_passes_only_named_variables(tmp_path: Path) -> None:
     reason="node_modules not installed",
 )
 async def test_everything_server() -> None:
-    connection = McpConnection("every", config(everything_config(startupTimeoutMs=30_000)), env={}, sink=Sink())
+    connection = new_slot("every", config(everything_config(startupTimeoutMs=30_000)), env={}, sink=Sink())
     state = await connection.start()
     try:
         assert state.protocol_version == "2025-11-25"
@@ -305,7 +321,9 @@ async def test_everything_server() -> None:
 
 
 def manager_for(configs: dict[str, McpServerConfig], sink: Sink) -> McpClientManager:
-    return McpClientManager(lambda: dict(configs), sink, dict(os.environ), Path(tempfile.mkdtemp()))
+    return McpClientManager(
+        lambda: dict(configs), sink, dict(os.environ), Path(tempfile.mkdtemp()), spawner=_spawners[-1]
+    )
 
 
 async def test_manager_start_stop_and_statuses() -> None:
@@ -326,12 +344,12 @@ async def test_manager_start_stop_and_statuses() -> None:
         assert all(p["threadId"] is None for p in sink.of("mcpServer/startupStatus/updated"))
         by_name = {s.name: s.runtime_status for s in manager.statuses()}
         assert by_name == {"fx": "connected", "off": "disabled", "idle": "notStarted"}
-        assert manager.connection("fx").connected
+        assert [p.name for p in await manager.prompts("fx")] == ["greet"]
         with pytest.raises(AppError) as info:
-            manager.connection("idle")
+            await manager.prompts("idle")
         assert info.value.reason == "notRunning"
         with pytest.raises(AppError) as info:
-            manager.connection("nope")
+            await manager.prompts("nope")
         assert info.value.reason == "unknownServer"
         await manager.stop("fx")
         assert manager.status("fx").runtime_status == "notStarted"
@@ -446,7 +464,7 @@ async def test_manager_restarts_a_crashed_server() -> None:
     manager = manager_for({"fx": stdio()}, sink)
     try:
         await manager.start("fx")
-        pid = manager.connection("fx").pid
+        pid = manager.pid("fx")
         assert pid is not None
         os.kill(pid, signal.SIGKILL)
         statuses = sink.of  # alias for brevity
@@ -461,7 +479,7 @@ async def test_manager_restarts_a_crashed_server() -> None:
 
         await sink.wait_for(restarted, timeout=30)
         assert manager.status("fx").runtime_status == "connected"
-        assert manager.connection("fx").pid != pid
+        assert manager.pid("fx") != pid
     finally:
         await manager.aclose()
 
@@ -470,7 +488,7 @@ async def test_connection_lost_is_reported() -> None:
     import signal
 
     lost = anyio.Event()
-    connection = McpConnection("fx", stdio(), env={}, sink=Sink(), on_lost=lambda _c: lost.set())
+    connection = new_slot("fx", stdio(), env={}, sink=Sink(), on_lost=lambda _c: lost.set())
     await connection.start()
     assert connection.pid is not None
     os.kill(connection.pid, signal.SIGKILL)
@@ -485,8 +503,8 @@ async def test_connection_lost_is_reported() -> None:
     await connection.close()
 
 
-def test_validate_tools_rules() -> None:
-    from mcp_runtime.connection import validate_tools
+async def test_validate_tools_rules() -> None:
+    from mcp_runtime._catalog_refresh import validate_tools
 
     schema = {"type": "object"}
     assert [t.name for t in validate_tools("fx", [{"name": "ok", "inputSchema": schema}])] == ["ok"]

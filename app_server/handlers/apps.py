@@ -9,7 +9,7 @@ import anyio
 
 from app_server.daemon import RequestContext
 from app_server.handlers.registry import method
-from mcp_runtime.apps import plan_import, sync_app
+from mcp_runtime import plan_import, sync_app
 from protocol.config import APP_NAMES
 from protocol.server import (
     ImportFromAppParams,

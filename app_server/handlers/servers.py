@@ -5,8 +5,7 @@ from __future__ import annotations
 from app_server.daemon import RequestContext
 from app_server.handlers.paging import page
 from app_server.handlers.registry import method
-from mcp_runtime.config import check_server, patched, policy, redacted, restore_redacted
-from mcp_runtime.store import StoredServer
+from mcp_runtime import StoredServer, check_server, patched, policy, redacted, restore_redacted
 from protocol.base import Empty
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError

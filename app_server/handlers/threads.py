@@ -19,8 +19,7 @@ from app_server.archive import ThreadArchive
 from app_server.connection import next_server_request_id
 from app_server.daemon import RequestContext
 from app_server.handlers.registry import method
-from mcp_runtime.elicitation import CANCELLED, resolve_answer
-from mcp_runtime.projection import clip, media, projection_text, stored, utf8
+from mcp_runtime import CANCELLED, clip, media, projection_text, resolve_answer, stored, utf8
 from protocol.elicitation import ElicitationRequest, ServerRequestResolved, ValidationIssue
 from protocol.jsonrpc import AppError
 from protocol.thread import (

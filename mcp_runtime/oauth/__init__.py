@@ -6,17 +6,16 @@ Light to import (no MCP SDK): the SDK is imported when a login starts or a runti
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from mcp_runtime.config import is_sensitive_header
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
 from mcp_runtime.oauth.login import DEFAULT_TIMEOUT_S, LoginDone, LoginStarted, OAuthLogins
 from protocol.config import HttpServerConfig, McpServerConfig
+from protocol.server import AuthStatus
 
 if TYPE_CHECKING:
     import httpx2
-
-AuthStatus = Literal["unsupported", "notLoggedIn", "bearerToken", "oAuth", "unknown"]
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",

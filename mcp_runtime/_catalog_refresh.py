@@ -1,0 +1,192 @@
+"""A slot's catalog: every page of tools, prompts and resources, validated as one registration, and its refresh.
+
+A ``list_changed`` notification marks a kind dirty; bursts collapse into one refresh. Tools are refreshed only
+while no call is in flight on the slot (:class:`CallGate`), so the schema a call was validated against never
+changes under it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import structlog
+
+from mcp_runtime._state import dump
+from mcp_runtime.catalog import check_tool_names
+from mcp_runtime.limits import MAX_CATALOG_BYTES, MAX_DISCOVERY_PAGES, MAX_TOOLS_PER_SERVER
+from protocol.jsonrpc import AppError
+from protocol.server import McpTool
+
+if TYPE_CHECKING:
+    from mcp.client.session import ClientSession
+
+log = structlog.get_logger("mcp_runtime.catalog_refresh")
+
+REFRESH_DEBOUNCE_S = 0.05
+"""Bursts of list_changed notifications collapse into one refresh."""
+KINDS = frozenset({"tools", "prompts", "resources"})
+
+
+@functools.lru_cache(maxsize=4096)
+def _schema_problem(text: str) -> str | None:
+    """Why a JSON Schema (given as canonical JSON) is invalid, or None.
+
+    Checking against the 2020-12 meta-schema costs about a millisecond; servers repeat schemas across
+    tools, restarts and owners, so each distinct schema is checked once.
+    """
+    from jsonschema import SchemaError
+    from jsonschema.validators import validator_for
+
+    schema = json.loads(text)
+    if not isinstance(schema, dict):
+        return "is not an object"
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        return exc.message[:200]
+    return None
+
+
+def validate_tools(server: str, tools: list[dict[str, Any]]) -> list[McpTool]:
+    """SPEC §5 limits and names (the catalog module decides names); any violation fails the registration."""
+    if len(tools) > MAX_TOOLS_PER_SERVER:
+        raise AppError(
+            "tooManyTools", f"server lists {len(tools)} tools (max {MAX_TOOLS_PER_SERVER})", limit=MAX_TOOLS_PER_SERVER
+        )
+    size = len(json.dumps(tools, separators=(",", ":")).encode())
+    if size > MAX_CATALOG_BYTES:
+        raise AppError(
+            "catalogTooLarge", f"tool catalog is {size} bytes (max {MAX_CATALOG_BYTES})", limit=MAX_CATALOG_BYTES
+        )
+    check_tool_names(server, [str(raw.get("name", "")) for raw in tools])
+    for raw in tools:
+        for key in ("inputSchema", "outputSchema"):
+            schema = raw.get(key)
+            if schema is None and key == "outputSchema":
+                continue
+            problem = _schema_problem(json.dumps(schema, sort_keys=True))
+            if problem is not None:
+                name = raw.get("name")
+                raise AppError("startupFailed", f"tool {name} has an invalid {key}: {problem}", tool=name)
+    return [McpTool.model_validate(raw) for raw in tools]
+
+
+async def pages(fetch: Callable[[str | None], Awaitable[Any]], attr: str, limit: int | None) -> list[Any]:
+    """Every page of one list, bounded by the page and tool limits."""
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(MAX_DISCOVERY_PAGES):
+        page = await fetch(cursor)
+        items.extend(getattr(page, attr))
+        if limit is not None and len(items) > limit:
+            raise AppError("tooManyTools", f"server lists more than {limit} tools", limit=limit)
+        cursor = page.next_cursor
+        if not cursor:
+            return items
+    raise AppError(
+        "tooManyPages", f"{attr} listing has more than {MAX_DISCOVERY_PAGES} pages", limit=MAX_DISCOVERY_PAGES
+    )
+
+
+def _params(cursor: str | None) -> Any:
+    import mcp_types as types
+
+    return types.PaginatedRequestParams(cursor=cursor) if cursor else None
+
+
+async def list_tools(session: ClientSession) -> list[Any]:
+    return await pages(lambda c: session.list_tools(params=_params(c)), "tools", MAX_TOOLS_PER_SERVER)
+
+
+async def fetch_catalog(session: ClientSession, server: str, kinds: set[str] | frozenset[str]) -> dict[str, Any]:
+    """Every page of the requested lists, as ``ConnectionState`` fields; the tools validated as one registration."""
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+
+    caps = session.server_capabilities or types.ServerCapabilities()
+
+    async def optional(fetch: Callable[[str | None], Awaitable[Any]], attr: str) -> list[dict[str, Any]]:
+        try:
+            return [dump(item) for item in await pages(fetch, attr, None)]
+        except MCPError as exc:
+            if exc.code == types.METHOD_NOT_FOUND:
+                return []
+            raise
+
+    result: dict[str, Any] = {}
+    if "tools" in kinds:
+        tools = [dump(tool) for tool in await list_tools(session)] if caps.tools is not None else []
+        result["tools"] = validate_tools(server, tools)
+    if "prompts" in kinds and caps.prompts is not None:
+        result["prompts"] = await optional(lambda c: session.list_prompts(params=_params(c)), "prompts")
+    if "resources" in kinds and caps.resources is not None:
+        result["resources"] = await optional(lambda c: session.list_resources(params=_params(c)), "resources")
+        result["resource_templates"] = await optional(
+            lambda c: session.list_resource_templates(params=_params(c)), "resource_templates"
+        )
+    return result
+
+
+class CallGate:
+    """Counts the calls in flight on a slot; a tool refresh waits until none is."""
+
+    def __init__(self) -> None:
+        self._in_flight = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def __enter__(self) -> None:
+        if not self._in_flight:
+            self._idle = anyio.Event()
+        self._in_flight += 1
+
+    def __exit__(self, *_exc: object) -> None:
+        self._in_flight -= 1
+        if not self._in_flight:
+            self._idle.set()
+
+    async def idle(self) -> None:
+        while self._in_flight:
+            await self._idle.wait()
+
+
+class CatalogRefresher:
+    """Debounced refresh of the dirty kinds; ``apply`` installs a result, ``fail`` ends the session."""
+
+    def __init__(self, server: str, gate: CallGate) -> None:
+        self._server = server
+        self._gate = gate
+        self._dirty: set[str] = set()
+        self._event = anyio.Event()
+
+    def mark(self, kind: str) -> None:
+        self._dirty.add(kind)
+        self._event.set()
+
+    async def run(
+        self,
+        session: ClientSession,
+        apply: Callable[[set[str], dict[str, Any]], None],
+        fail: Callable[[AppError], None],
+    ) -> None:
+        from mcp.shared.exceptions import MCPError
+
+        while True:
+            await self._event.wait()
+            await anyio.sleep(REFRESH_DEBOUNCE_S)
+            await self._gate.idle()
+            self._event = anyio.Event()
+            kinds, self._dirty = self._dirty, set()
+            try:
+                catalog = await fetch_catalog(session, self._server, kinds)
+            except AppError as exc:
+                fail(exc)  # an invalid catalog fails the registration, as at connect
+                return
+            except (MCPError, TimeoutError) as exc:
+                log.warning("catalog refresh failed", server=self._server, error=type(exc).__name__)
+                continue
+            apply(kinds, catalog)

@@ -1,0 +1,92 @@
+"""Opening a session: the SDK client for a config, and the handshake that makes it ready.
+
+``protocol`` picks the era: ``auto`` probes ``server/discover`` (bounded, see ``_sdk_compat``) and falls back to
+``initialize``; a pinned ``2026-07-28`` asks for the real discover result, because the SDK adopts a synthesized
+one with empty capabilities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from mcp_runtime import _sdk_compat
+from mcp_runtime._catalog_refresh import KINDS, fetch_catalog
+from mcp_runtime._state import ConnectionState, dump
+from mcp_runtime.transport import StderrTail, StdioTransport, build_transport
+from protocol.config import McpServerConfig
+
+if TYPE_CHECKING:
+    import httpx2
+    from mcp import Client
+
+MODES = {"auto": "auto", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
+CLIENT_NAME = "mcp-app-server"
+CLIENT_VERSION = "0.1.0"
+
+
+def open_client(
+    config: McpServerConfig,
+    env: Mapping[str, str],
+    tail: StderrTail,
+    *,
+    auth: httpx2.Auth | None,
+    graceful: Callable[[], bool],
+    on_message: Callable[[Any], Awaitable[None]],
+    elicitation: Callable[[Any, Any], Awaitable[Any]] | None,
+) -> tuple[Client, Any]:
+    """The (not yet entered) SDK client and its transport; ``graceful`` tells a stdio child how to be stopped."""
+    from mcp_types import Implementation
+
+    mode = MODES[config.protocol]
+    transport = build_transport(config, env, tail, auth=auth)
+    if isinstance(transport, StdioTransport):
+        transport.graceful = graceful
+    client_class = _sdk_compat.probe_bounded_client() if mode == "auto" else _sdk_compat.plain_client()
+    client = client_class(
+        transport,
+        mode=mode,
+        read_timeout_seconds=config.tool_timeout_ms / 1000,
+        message_handler=on_message,
+        elicitation_callback=elicitation,
+        client_info=Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
+        cache=None,
+    )
+    return client, transport
+
+
+async def _decline(_ctx: Any, _params: Any) -> Any:
+    """Sessions without an elicitation handler refuse every elicitation (SPEC §3): the server gets ``decline``."""
+    from mcp_types import ElicitResult
+
+    return ElicitResult(action="decline")
+
+
+async def handshake(client: Client, server: str, config: McpServerConfig, elicits: bool) -> ConnectionState:
+    """After the SDK's handshake: real capabilities for a pinned 2026 mode, then the whole catalog."""
+    import mcp_types as types
+
+    session = client.session
+    if config.protocol == "2026-07-28":
+        raw = await session.send_discover("2026-07-28")
+        session.adopt(types.DiscoverResult.model_validate(raw))
+    if not elicits:
+        # Capabilities were sent without elicitation; from now on any elicitation is declined.
+        _sdk_compat.set_elicitation_callback(session, _decline)
+    capabilities = session.server_capabilities
+    info = client.server_info
+    state = ConnectionState(
+        status="starting",
+        server_info=dump(info) if info is not None else None,
+        capabilities=dump(capabilities) if capabilities is not None else None,
+        protocol_version=client.protocol_version,
+    )
+    catalog = await fetch_catalog(session, server, KINDS)
+    return replace(state, status="connected", **catalog)
+
+
+def is_modern(protocol_version: str | None) -> bool:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    return protocol_version in MODERN_PROTOCOL_VERSIONS

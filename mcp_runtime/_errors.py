@@ -1,0 +1,107 @@
+"""Whatever escapes the SDK, turned into one typed :class:`AppError` (SPEC §1).
+
+Connect failures arrive as exception groups from the SDK's ``async with``; request failures as ``MCPError``.
+Both are classified here, so the slot only decides what a failure means for its session (lost or not).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from mcp_runtime.transport import REASON_MARKER, StdioTransport
+from protocol.jsonrpc import REASON_CODES, AppError
+
+log = structlog.get_logger("mcp_runtime.errors")
+
+RESOURCE_NOT_FOUND = -32002
+"""The MCP "resource not found" code. Servers also answer -32602 with a "not found" message, and the official
+SDK's ``MCPServer`` answers -32602 "Unknown resource: <uri>"; all three mean the same to a client."""
+INVALID_PARAMS = -32602
+_NOT_FOUND_WORDS = ("not found", "unknown resource")
+
+
+def leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in leaves(inner)]
+    return [exc]
+
+
+def marked_reason(error: Any) -> AppError | None:
+    """A refusal our HTTP transport synthesized (redirect, 401, oversized body) back as its typed error."""
+    data = getattr(error, "data", None)
+    message = str(getattr(error, "message", ""))
+    if isinstance(data, dict) and data.get(REASON_MARKER) in REASON_CODES:
+        details = {k: v for k, v in data.items() if k != REASON_MARKER}
+        return AppError(str(data[REASON_MARKER]), message, **details)
+    if f"{REASON_MARKER}=responseTooLarge" in message:
+        return AppError("responseTooLarge", "response body over the 4 MiB limit")
+    return None
+
+
+def exit_description(transport: Any) -> str:
+    if isinstance(transport, StdioTransport):
+        if transport.fault is not None:
+            return transport.fault.message
+        if transport.returncode is not None:
+            return f"server process exited (exit code {transport.returncode})"
+        return "server process exited"
+    return "the server closed the connection"
+
+
+def classify_session_failure(
+    exc: BaseException, *, connected: bool, transport: Any, tail: dict[str, str], server: str
+) -> AppError:
+    """One typed error for whatever ended (or refused to open) a session: an exception group, usually."""
+    import httpx2
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    found = leaves(exc)
+    for leaf in found:
+        if isinstance(leaf, AppError):
+            if leaf.reason == "startupFailed" and "stderrTail" not in leaf.details:
+                leaf.details.update(tail)
+            return leaf
+    for leaf in found:
+        if (marked := marked_reason(getattr(leaf, "error", None))) is not None:
+            return marked
+    if isinstance(transport, StdioTransport) and transport.fault is not None:
+        return transport.fault
+    for leaf in found:
+        if isinstance(leaf, httpx2.TransportError):
+            cause = f"could not reach the server: {type(leaf).__name__}"
+            return AppError("connectionLost", cause) if connected else AppError("startupFailed", cause)
+    for leaf in found:
+        if isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED:
+            if connected:
+                return AppError("connectionLost", exit_description(transport))
+            return AppError("startupFailed", f"{exit_description(transport)} during startup", **tail)
+    leaf = found[0]
+    if isinstance(leaf, MCPError):
+        cause = f"the server refused the handshake: {leaf.message[:200]}"
+    else:
+        cause = f"{type(leaf).__name__}: {str(leaf)[:200]}"
+    log.debug("mcp connection failed", server=server, error=type(leaf).__name__)
+    if connected:
+        return AppError("connectionLost", cause)
+    return AppError("startupFailed", cause, **tail)
+
+
+def is_resource_not_found(code: int, message: str) -> bool:
+    lowered = message.lower()
+    return code == RESOURCE_NOT_FOUND or (code == INVALID_PARAMS and any(w in lowered for w in _NOT_FOUND_WORDS))
+
+
+def timeout_error(server: str, timeout_ms: float, *, tool: str | None = None, method: str | None = None) -> AppError:
+    """SPEC §1: a timeout names its server, the tool or method, and the deadline; the outcome is unknown."""
+    what = tool or method or "the request"
+    subject: dict[str, str] = {"tool": tool} if tool is not None else {"method": method or ""}
+    return AppError(
+        "timeout",
+        f"{what} did not answer within {timeout_ms:.0f} ms; the request was cancelled upstream",
+        server=server,
+        timeoutMs=round(timeout_ms),
+        **subject,
+    )

@@ -1,0 +1,235 @@
+"""``SlotOwner``: what both owners of session slots share (SPEC §3).
+
+The management manager and a thread runtime hold slots the same way: the connect sequence (SDK import, auth,
+``mcpServer/startupStatus/updated`` starting → ready|failed|cancelled), status rows, the tool catalog of their
+connected servers and every read (prompts, resources, subscriptions). They differ only in policy, expressed by
+the hooks :meth:`_ready_slot` (management: answer now; thread: wait, reconnect on demand) and :meth:`_settled`
+(thread: wait for starting servers, bounded by each one's startup timeout).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from mcp_runtime._auth import AUTH_REASONS, auth_status, connection_auth
+from mcp_runtime._preview import preview_content
+from mcp_runtime._sdk_compat import load_sdk
+from mcp_runtime._slot import ElicitationHandler, SessionSlot, SlotLost
+from mcp_runtime._state import error_info, server_status
+from mcp_runtime._tasks import Spawner
+from mcp_runtime.catalog import CatalogCache
+from mcp_runtime.events import EventSink
+from protocol.config import McpServerConfig
+from protocol.jsonrpc import AppError
+from protocol.prompt import PromptGetResult, PromptView
+from protocol.resource import ResourceContent, ResourceReadResult, ResourceTemplateView, ResourceView
+from protocol.server import ServerStatus, StartupState, StartupStatusUpdated
+from protocol.tool import ToolView
+
+
+class SlotOwner(ABC):
+    """The shared half of an owner; subclasses hold the slots and decide when a server is ready."""
+
+    thread_id: str | None = None
+
+    def __init__(self, *, sink: EventSink, env: Mapping[str, str], data_dir: Path, spawner: Spawner) -> None:
+        self._sink = sink
+        self._env = env
+        self._data_dir = data_dir
+        self._spawner = spawner
+        self.catalog = CatalogCache()
+
+    # ------------------------------------------------------------------ hooks
+
+    @abstractmethod
+    async def _ready_slot(self, name: str) -> SessionSlot:
+        """The connected slot of ``name`` for a read or call (``unknownServer`` / ``notRunning`` otherwise)."""
+
+    @abstractmethod
+    def _connected(self) -> dict[str, SessionSlot]:
+        """Every connected slot, by server name."""
+
+    @abstractmethod
+    async def _settled(self, name: str | None = None) -> None:
+        """Return once ``name`` (or every server) is no longer starting (the thread policy) or at once."""
+
+    @abstractmethod
+    def status(self, name: str) -> ServerStatus:
+        """The status row of one server from cached state (``unknownServer`` for a name the owner lacks)."""
+
+    @abstractmethod
+    def statuses(self) -> list[ServerStatus]:
+        """Every status row from cached state, by name."""
+
+    async def server_statuses(self, name: str | None = None) -> list[ServerStatus]:
+        """Status rows once the servers asked about are no longer starting (a thread waits; management not)."""
+        if name is not None:
+            self.status(name)
+        await self._settled(name)
+        return [self.status(name)] if name is not None else self.statuses()
+
+    def tool_filters(self) -> tuple[list[str] | None, list[str] | None]:
+        """The owner's ``allowedTools`` / ``disabledTools`` globs on full tool names (none for management)."""
+        return None, None
+
+    # ------------------------------------------------------------- lifecycle
+
+    def _publish(self, name: str, status: StartupState, error: AppError | None = None) -> None:
+        reauth = error is not None and error.reason in AUTH_REASONS
+        self._sink(
+            "mcpServer/startupStatus/updated",
+            StartupStatusUpdated(
+                thread_id=self.thread_id,
+                name=name,
+                status=status,
+                error=error_info(error) if error is not None else None,
+                failure_reason="reauthenticationRequired" if reauth else None,
+            ),
+        )
+
+    async def _new_slot(
+        self,
+        name: str,
+        config: McpServerConfig,
+        *,
+        subscriptions: Iterable[str] = (),
+        elicitation: ElicitationHandler | None = None,
+        on_lost: SlotLost | None = None,
+    ) -> SessionSlot:
+        """Announce ``starting`` and build the slot; a server needing a login fails here (published, raised)."""
+        await load_sdk()
+        self._publish(name, "starting")
+        try:
+            auth = connection_auth(name, config, self._data_dir)
+        except AppError as exc:
+            self._publish(name, "failed", exc)
+            raise
+        return SessionSlot(
+            name,
+            config,
+            env=self._env,
+            sink=self._sink,
+            spawner=self._spawner,
+            thread_id=self.thread_id,
+            elicitation=elicitation,
+            on_lost=on_lost,
+            subscriptions=subscriptions,
+            auth=auth,
+        )
+
+    async def _start_slot(self, name: str, slot: SessionSlot) -> None:
+        """Start the slot and publish how it ended: ``ready``, ``failed`` or ``cancelled`` (then re-raise)."""
+        try:
+            await slot.start()
+        except AppError as exc:
+            if exc.reason == "cancelled":
+                self._publish(name, "cancelled")
+            else:
+                self._publish(name, "failed", exc)
+            raise
+        except BaseException:
+            self._publish(name, "cancelled")
+            raise
+        self._publish(name, "ready")
+
+    def _row(
+        self,
+        name: str,
+        config: McpServerConfig,
+        slot: SessionSlot | None,
+        *,
+        error: AppError | None = None,
+        starting: bool = False,
+        disabled: bool = False,
+    ) -> ServerStatus:
+        """The status row: a failure before any slot existed, ``starting``, idle, or the slot's own state."""
+        auth = auth_status(name, config, self._data_dir)
+        if starting and slot is not None and slot.state.status != "starting":
+            slot = None  # the previous session's slot, being replaced: the row says ``starting``
+        if slot is None and error is not None:
+            runtime = "authenticationRequired" if error.reason in AUTH_REASONS else "failed"
+            return ServerStatus(name=name, runtime_status=runtime, auth_status=auth, last_error=error_info(error))
+        if slot is None:
+            runtime = "starting" if starting else "disabled" if disabled else "notStarted"
+            return ServerStatus(name=name, runtime_status=runtime, auth_status=auth)
+        state = slot.state
+        return server_status(name, state, auth, "disabled" if state.status == "notStarted" and disabled else None)
+
+    # ----------------------------------------------------------------- reads
+
+    async def _slots(self, server: str | None) -> dict[str, SessionSlot]:
+        if server is not None:
+            return {server: await self._ready_slot(server)}
+        await self._settled()
+        return self._connected()
+
+    def _views(self) -> CatalogCache:
+        """The tool catalog, refreshed from the connected servers' current tool lists."""
+        self.catalog.update({name: (slot.config, slot.tools) for name, slot in self._connected().items()})
+        return self.catalog
+
+    async def tools(self, server: str | None = None) -> list[ToolView]:
+        """Every connected server's tools after its own filters (``mcpTool/list``)."""
+        if server is not None:
+            self.status(server)
+        await self._settled(server)
+        return self._views().views(server)
+
+    async def tools_for_context(
+        self, *, caller: str | None, include_deferred: bool
+    ) -> tuple[list[ToolView], frozenset[str]]:
+        """The tools a model context sees (server and owner filters, deferral, caller), and their full names."""
+        await self._settled()
+        allowed, disabled = self.tool_filters()
+        return self._views().visible(
+            caller=caller, include_deferred=include_deferred, allowed_tools=allowed, disabled_tools=disabled
+        )
+
+    async def search_tools(self, query: str, limit: int, *, caller: str | None) -> tuple[list[ToolView], list[str]]:
+        """Ranked search over the tools visible to ``caller`` (deferred ones included); names not found."""
+        _, visible = await self.tools_for_context(caller=caller, include_deferred=True)
+        return self.catalog.index().search(query, limit, visible=visible)
+
+    async def prompts(self, server: str | None = None) -> list[PromptView]:
+        return [
+            PromptView.model_validate({"arguments": [], **prompt, "server": name})
+            for name, slot in sorted((await self._slots(server)).items())
+            for prompt in slot.state.prompts
+        ]
+
+    async def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None = None) -> PromptGetResult:
+        slot = await self._ready_slot(server)
+        if not any(p.get("name") == name for p in slot.state.prompts):
+            raise AppError("unknownPrompt", f"server {server} has no prompt {name}", server=server, prompt=name)
+        return PromptGetResult.model_validate(await slot.get_prompt(name, arguments))
+
+    async def resources(self, server: str | None = None) -> tuple[list[ResourceView], list[ResourceTemplateView]]:
+        slots = sorted((await self._slots(server)).items())
+        resources = [ResourceView.model_validate({**r, "server": name}) for name, s in slots for r in s.state.resources]
+        templates = [
+            ResourceTemplateView.model_validate({**t, "server": name})
+            for name, slot in slots
+            for t in slot.state.resource_templates
+        ]
+        return resources, templates
+
+    async def read_resource(self, server: str, uri: str, preview: bool = False) -> ResourceReadResult:
+        slot = await self._ready_slot(server)
+        contents: list[dict[str, Any]] = (await slot.read_resource(uri)).get("contents", [])
+        self._after_read(server, uri, contents)
+        if preview:
+            contents = [preview_content(c) for c in contents]
+        return ResourceReadResult(contents=[ResourceContent.model_validate(c) for c in contents])
+
+    @abstractmethod
+    def _after_read(self, server: str, uri: str, contents: list[dict[str, Any]]) -> None:
+        """What a read leaves behind: a thread records digests; the management owner nothing."""
+
+    async def subscribe(self, server: str, uri: str) -> None:
+        await (await self._ready_slot(server)).subscribe(uri)
+
+    async def unsubscribe(self, server: str, uri: str) -> None:
+        await (await self._ready_slot(server)).unsubscribe(uri)

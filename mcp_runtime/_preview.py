@@ -1,0 +1,50 @@
+"""What a resource read returns as a preview, and what a thread-scoped read leaves behind (digests only)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from protocol.thread import ContentRef, ResourceReadFact
+
+PREVIEW_TEXT_BYTES = 16 * 1024
+URI_PREVIEW_CHARS = 120
+
+
+def preview_content(content: dict[str, Any]) -> dict[str, Any]:
+    """Text cut to 16 KiB (``truncated``); a blob replaced by its size and digest."""
+    if "blob" in content:
+        raw = base64.b64decode(content["blob"])
+        summary = {k: v for k, v in content.items() if k != "blob"}
+        return {**summary, "blobBytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+    text = content.get("text") or ""
+    encoded = text.encode()
+    if len(encoded) <= PREVIEW_TEXT_BYTES:
+        return content
+    return {**content, "text": encoded[:PREVIEW_TEXT_BYTES].decode(errors="ignore"), "truncated": True}
+
+
+def resource_read_fact(server: str, uri: str, contents: Sequence[dict[str, Any]]) -> ResourceReadFact:
+    """What a thread-scoped read leaves behind: digests, sizes and MIME types, never the text or blob."""
+    refs: list[ContentRef] = []
+    mime_types: list[str] = []
+    for index, content in enumerate(contents):
+        if "blob" in content:
+            raw = base64.b64decode(content.get("blob") or "")
+        else:
+            raw = str(content.get("text") or "").encode()
+        refs.append(ContentRef(index=index, bytes=len(raw), sha256=hashlib.sha256(raw).hexdigest()))
+        mime = content.get("mimeType")
+        if isinstance(mime, str) and mime not in mime_types:
+            mime_types.append(mime)
+    return ResourceReadFact(
+        server=server,
+        uri_digest=hashlib.sha256(uri.encode()).hexdigest(),
+        uri_preview=uri[:URI_PREVIEW_CHARS],
+        mime_types=mime_types,
+        content_refs=refs,
+        at=datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+    )

@@ -1,0 +1,124 @@
+"""Requests through an open session (calls, reads, legacy subscriptions) and the typed errors they fail with."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from mcp_runtime import _sdk_compat
+from mcp_runtime._catalog_refresh import list_tools
+from mcp_runtime._errors import exit_description, is_resource_not_found, marked_reason, timeout_error
+from mcp_runtime._state import dump
+from mcp_runtime.transport import StdioTransport
+from protocol.jsonrpc import AppError
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+log = structlog.get_logger("mcp_runtime.requests")
+
+dumped = dump
+
+
+async def call_tool(
+    client: Client,
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    timeout_s: float,
+    progress: Callable[[float, float | None, str | None], Awaitable[None]] | None,
+    meta: dict[str, Any] | None,
+    modern: bool,
+    relisted: Callable[[], None],
+) -> dict[str, Any]:
+    """``tools/call`` sent through the session ourselves: the result comes back even when its
+    ``structuredContent`` does not match the ``outputSchema`` (the caller validates and reports)."""
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+
+    session = client.session
+    adapter = _sdk_compat.call_result_adapter()
+
+    async def send(responses: types.InputResponses | None, state: str | None) -> Any:
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams(
+                name=name, arguments=arguments, input_responses=responses, request_state=state, _meta=meta
+            )
+        )
+        return await session.send_request(
+            request, adapter, request_read_timeout_seconds=timeout_s, progress_callback=progress
+        )
+
+    async def send_relisting(responses: types.InputResponses | None, state: str | None) -> Any:
+        try:
+            return await send(responses, state)
+        except MCPError as exc:
+            if exc.code != types.HEADER_MISMATCH or not modern:
+                raise
+            # 2026 recovery: the session's per-tool header map is stale; re-list, resend once.
+            relisted()
+            await list_tools(session)
+            return await send(responses, state)
+
+    first = await send_relisting(None, None)
+    return dump(await _sdk_compat.drive_input_required(client, first, send_relisting))
+
+
+async def subscribe_legacy(client: Client, uri: str, *, subscribe: bool) -> None:
+    """2025 era: ``resources/subscribe`` / ``resources/unsubscribe``."""
+    import mcp_types as types
+
+    request: Any = (
+        types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+        if subscribe
+        else types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri))
+    )
+    await client.session.send_request(request, types.EmptyResult)
+
+
+async def resubscribe_legacy(client: Client, uris: Iterable[str], server: str) -> None:
+    """A restarted 2025-era session re-subscribes what it can (best effort)."""
+    for uri in sorted(uris):
+        try:
+            await subscribe_legacy(client, uri, subscribe=True)
+        except Exception:
+            log.debug("re-subscribe failed", server=server)
+
+
+def map_error(
+    exc: BaseException,
+    server: str,
+    transport: Any,
+    *,
+    timeout_ms: float,
+    tool: str | None = None,
+    method: str | None = None,
+    uri: str | None = None,
+) -> tuple[AppError, bool]:
+    """The typed error of a failed request, and whether it also ends the session (lost, or a login lost)."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+    from pydantic import ValidationError
+
+    if isinstance(exc, AppError):
+        return exc, False
+    if isinstance(exc, MCPError):
+        if (marked := marked_reason(exc.error)) is not None:
+            return marked, marked.reason == "authRequired"
+        if exc.code == REQUEST_TIMEOUT:
+            return timeout_error(server, timeout_ms, tool=tool, method=method), False
+        if exc.code == CONNECTION_CLOSED:
+            fault = transport.fault if isinstance(transport, StdioTransport) else None
+            return fault or AppError("connectionLost", exit_description(transport)), True
+        if uri is not None and method == "resources/read" and is_resource_not_found(exc.code, exc.message):
+            missing = AppError("unknownResource", f"{server} has no resource {uri[:200]}", uri=uri, server=server)
+            return missing, False
+        message = exc.message[:1000]
+        return AppError("upstreamError", message, server=server, mcpCode=exc.code, mcpMessage=message), False
+    if isinstance(exc, ValidationError):
+        return AppError("upstreamError", "the server returned a malformed result", server=server), False
+    if isinstance(exc, TimeoutError):
+        return timeout_error(server, timeout_ms, tool=tool, method=method), False
+    raise exc

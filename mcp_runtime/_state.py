@@ -1,0 +1,84 @@
+"""What one session slot knows at a moment, and the status row both owners build from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from protocol.jsonrpc import AppError
+from protocol.server import AuthStatus, ErrorInfo, McpTool, RuntimeStatus, ServerStatus
+
+
+@dataclass(frozen=True)
+class ConnectionState:
+    """A snapshot of one slot; replaced as a whole, so readers never see a half-updated catalog."""
+
+    status: RuntimeStatus = "notStarted"
+    server_info: dict[str, Any] | None = None
+    capabilities: dict[str, Any] | None = None
+    protocol_version: str | None = None
+    tools: list[McpTool] = field(default_factory=list)
+    prompts: list[dict[str, Any]] = field(default_factory=list)
+    resources: list[dict[str, Any]] = field(default_factory=list)
+    resource_templates: list[dict[str, Any]] = field(default_factory=list)
+    last_error: ErrorInfo | None = None
+    stderr_tail: str | None = None
+
+
+def error_info(error: AppError) -> ErrorInfo:
+    return ErrorInfo(reason=error.reason, message=error.message)
+
+
+def server_status(
+    name: str, state: ConnectionState, auth: AuthStatus, runtime: RuntimeStatus | None = None
+) -> ServerStatus:
+    """The status row of a server from its slot's cached state (both owners report the same shape)."""
+    return ServerStatus(
+        name=name,
+        runtime_status=runtime or state.status,
+        server_info=state.server_info,
+        server_capabilities=state.capabilities,
+        protocol_version=state.protocol_version,
+        tools={tool.name: tool for tool in state.tools},
+        resources=state.resources,
+        resource_templates=state.resource_templates,
+        auth_status=auth,
+        last_error=state.last_error,
+        stderr_tail=state.stderr_tail,
+    )
+
+
+def dump(model: Any) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def ended_state(
+    state: ConnectionState,
+    *,
+    name: str,
+    ready: bool,
+    stopping: bool,
+    lost: AppError | None,
+    error: AppError | None,
+    tail: str | None,
+) -> tuple[ConnectionState, AppError | None, AppError | None]:
+    """How a session ended: ``(state, start error, loss)``; a loss is reported to the owner.
+
+    Before ready, a stop is ``cancelled`` and anything else the start's typed failure. After ready, a stop is
+    a quiet ``notStarted``; anything else is a loss, its first recorded cause preferred unless the session
+    itself reported ``connectionLost`` under a generic cause.
+    """
+    if not ready:
+        if stopping:
+            cancelled = AppError("cancelled", f"start of {name} was interrupted by a stop")
+            return replace(state, status="cancelled", stderr_tail=tail), cancelled, None
+        error = error or AppError("startupFailed", "server closed the connection during startup")
+        status = "authenticationRequired" if error.reason == "authRequired" else "failed"
+        return ConnectionState(status=status, last_error=error_info(error), stderr_tail=tail), error, None
+    if stopping and lost is None:
+        return replace(state, status="notStarted", stderr_tail=tail), None, None
+    loss = lost or error or AppError("connectionLost", "the connection to the server closed")
+    if loss.reason != "connectionLost" and error is not None and error.reason == "connectionLost":
+        loss = error
+    status = "authenticationRequired" if loss.reason == "authRequired" else "failed"
+    return replace(state, status=status, last_error=error_info(loss), stderr_tail=tail), None, loss

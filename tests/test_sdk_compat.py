@@ -1,0 +1,56 @@
+"""The SDK private members ``mcp_runtime._sdk_compat`` relies on still exist with the shapes it uses.
+
+An SDK upgrade that moves or renames one of them fails here, by name, instead of at run time in a session.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+from mcp_runtime import _sdk_compat
+
+
+def _owner(path: str) -> type:
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.mark.parametrize("member", sorted(_sdk_compat.PRIVATE_MEMBERS))
+def test_private_member_exists(member: str) -> None:
+    owner_path, parameters = _sdk_compat.PRIVATE_MEMBERS[member]
+    owner = _owner(owner_path)
+    attribute = member.rpartition(".")[2]
+    if not parameters:
+        # An instance attribute: set in __init__, so look for the assignment there.
+        assert f"self.{attribute} =" in inspect.getsource(owner.__init__), f"{member} is no longer set"
+        return
+    function = getattr(owner, attribute, None)
+    assert callable(function), f"{member} is gone from the SDK"
+    assert tuple(inspect.signature(function).parameters) == parameters, f"{member} changed its signature"
+
+
+def test_public_members_the_compat_layer_builds_on() -> None:
+    from mcp.client.session import ClientSession
+
+    assert tuple(inspect.signature(ClientSession.send_discover).parameters) == ("self", "version")
+    assert tuple(inspect.signature(ClientSession.adopt).parameters) == ("self", "result")
+    send = inspect.signature(ClientSession.send_request).parameters
+    assert {"request", "result_type", "request_read_timeout_seconds", "progress_callback"} <= set(send)
+
+
+def test_probe_bounded_client_overrides_the_session_builder() -> None:
+    from mcp import Client
+
+    bounded = _sdk_compat.probe_bounded_client()
+    assert issubclass(bounded, Client)
+    assert bounded._build_session is not Client._build_session
+    assert inspect.signature(bounded._build_session).parameters.keys() == {"self", "exit_stack"}
+
+
+def test_call_result_adapter_parses_both_result_kinds() -> None:
+    adapter = _sdk_compat.call_result_adapter()
+    result = adapter.validate_python({"content": [{"type": "text", "text": "hi"}]})
+    assert type(result).__name__ == "CallToolResult"
