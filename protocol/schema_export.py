@@ -113,6 +113,28 @@ def _rewrite_refs(node: Any) -> Any:
     return node
 
 
+def _reachable(defs: dict[str, Any], roots: set[str]) -> dict[str, Any]:
+    """Only the defs an exported type refers to (pydantic also emits a direction nothing uses)."""
+    seen: set[str] = set()
+    pending = list(roots)
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        pending.extend(_refs(defs[name]))
+    return {name: schema for name, schema in defs.items() if name in seen}
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        found = [str(node["$ref"]).removeprefix("#/$defs/")] if "$ref" in node else []
+        return found + [ref for value in node.values() for ref in _refs(value)]
+    if isinstance(node, list):
+        return [ref for item in node for ref in _refs(item)]
+    return []
+
+
 def _generate() -> tuple[dict[tuple[str, Mode], str], dict[str, Any]]:
     """(export name, mode) → def name, and every def, named and titled after its model."""
     inputs = [(export.name, export.mode, TypeAdapter(export.tp)) for export in exports()]
@@ -131,6 +153,7 @@ def _generate() -> tuple[dict[tuple[str, Mode], str], dict[str, Any]]:
         if not ref.startswith("#/$defs/") or len(top) != 1:
             raise ValueError(f"{key[0]} is not a named model")
         names[key] = _rename(ref.removeprefix("#/$defs/"))
+    defs = _reachable(defs, set(names.values()))
     defs["ErrorReason"] = {
         "title": "ErrorReason",
         "description": "Every `error.data.reason` the daemon sends; `errorCodes` gives the code of each.",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_serializer
+from pydantic import ConfigDict, Field, field_serializer
 
 from protocol.base import Empty, OpenModel, PageParams, WireModel
 from protocol.config import AppName, McpServerConfig, as_written
@@ -17,7 +17,13 @@ StartupState = Literal["starting", "ready", "failed", "cancelled"]
 
 
 class ServerRecord(WireModel):
-    """A stored server as ``mcpServer/list`` shows it (secrets already redacted)."""
+    """A stored server as ``mcpServer/list`` shows it (secrets already redacted).
+
+    ``config`` is sent as the user wrote it (defaults apply when used, not stored), so its published shape is the
+    input shape, where defaulted fields are optional.
+    """
+
+    model_config = WireModel.model_config | ConfigDict(json_schema_mode_override="validation")
 
     name: str
     config: McpServerConfig

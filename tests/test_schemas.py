@@ -81,7 +81,9 @@ def test_results_are_exported_as_sent_and_params_as_accepted() -> None:
     status = defs["ServerStatus"]
     assert {"tools", "authStatus", "resources"} <= set(status["required"])
     assert "lastError" not in status["required"] and status["properties"]["lastError"] == {"$ref": "#/$defs/ErrorInfo"}
-    assert "enabled" in defs["StdioServerConfigResolved"]["required"]
+    assert {"deferred", "alwaysVisible"} <= set(defs["ToolView"]["required"])
+    # A listed config is the config as the user wrote it: its published shape is the accepted one.
+    assert defs["ServerRecord"]["properties"]["config"] == {"$ref": "#/$defs/McpServerConfig"}
     # Accepted: a defaulted field may be omitted.
     assert "enabled" not in defs["StdioServerConfig"].get("required", [])
     # Required nullable fields stay nullable.

@@ -123,5 +123,5 @@ def test_a_standard_generator_turns_the_json_schema_bundle_into_clean_types(tmp_
     bindings = set(re.findall(r"^export (?:interface|type) (\w+)", BINDINGS.read_text(), re.M))
     assert len(names) == len(set(names)) and not [name for name in names if re.search(r"\d", name)]
     assert set(names) - {"McpAppServerProtocol"} <= bindings
-    assert {"ToolCallParams", "ServerStatus", "ErrorReason", "StdioServerConfigResolved"} <= set(names)
+    assert {"ToolCallParams", "ServerStatus", "ErrorReason", "StdioServerConfig"} <= set(names)
     tsc(*STRICT, "--noEmit", "--types", "node", str(out))

@@ -75,7 +75,7 @@ async function main(python: string, fixture: string, dataDir: string): Promise<v
   client.notify({ method: "initialized" });
   await client.call("mcpServer/create", { name: "fx", config: { command: python, args: [fixture] } });
   const servers = (await client.call("mcpServer/list", undefined)).data;
-  const commands = servers.map((s) => (s.config.type === "stdio" ? s.config.command : s.config.url));
+  const commands = servers.map((s) => ("url" in s.config ? s.config.url : s.config.command));
   const { thread } = await client.call("thread/start", { name: "example", servers: ["fx"] });
   const call = (tool: string, args: Record<string, unknown>) =>
     client.call("mcpServer/tool/call", { threadId: thread.id, server: "fx", tool, arguments: args });

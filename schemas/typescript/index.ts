@@ -162,26 +162,6 @@ export interface HttpServerConfig {
   oauth?: OAuthSettings;
 }
 
-/** A Streamable HTTP server. */
-export interface HttpServerConfigResolved {
-  enabled: boolean;
-  description?: string;
-  startupTimeoutMs: number;
-  toolTimeoutMs: number;
-  enabledTools?: string[];
-  disabledTools?: string[];
-  toolLoading: "eager" | "deferred" | "auto";
-  alwaysVisibleTools?: string[];
-  protocol: "auto" | "2026-07-28" | "2025-11-25";
-  apps?: AppTargets;
-  type: "http";
-  url: string;
-  headers: { [key: string]: string };
-  envHeaders: { [key: string]: string };
-  bearerTokenEnvVar?: string;
-  oauth?: OAuthSettings;
-}
-
 export interface ImportFromAppParams {
   app: "claude" | "claudeDesktop" | "codex" | "gemini" | "cursor" | "vscode";
   path?: string;
@@ -210,8 +190,6 @@ export interface InitializeResult {
 }
 
 export type McpServerConfig = StdioServerConfig | HttpServerConfig;
-
-export type McpServerConfigResolved = StdioServerConfigResolved | HttpServerConfigResolved;
 
 /** A tool exactly as its MCP server described it. */
 export interface McpTool {
@@ -407,10 +385,15 @@ export interface ServerNameParams {
   name: string;
 }
 
-/** A stored server as `mcpServer/list` shows it (secrets already redacted). */
+/**
+ * A stored server as `mcpServer/list` shows it (secrets already redacted).
+ *
+ * `config` is sent as the user wrote it (defaults apply when used, not stored), so its published shape is the
+ * input shape, where defaulted fields are optional.
+ */
 export interface ServerRecord {
   name: string;
-  config: { [key: string]: unknown };
+  config: McpServerConfig;
   enabled: boolean;
   revision: number;
   source: string;
@@ -514,26 +497,6 @@ export interface StdioServerConfig {
   args?: string[];
   env?: { [key: string]: string };
   envVars?: string[];
-  cwd?: string;
-}
-
-/** A server spawned as a child process speaking MCP on its stdio. */
-export interface StdioServerConfigResolved {
-  enabled: boolean;
-  description?: string;
-  startupTimeoutMs: number;
-  toolTimeoutMs: number;
-  enabledTools?: string[];
-  disabledTools?: string[];
-  toolLoading: "eager" | "deferred" | "auto";
-  alwaysVisibleTools?: string[];
-  protocol: "auto" | "2026-07-28" | "2025-11-25";
-  apps?: AppTargets;
-  type: "stdio";
-  command: string;
-  args: string[];
-  env: { [key: string]: string };
-  envVars: string[];
   cwd?: string;
 }
 

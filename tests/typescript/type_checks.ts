@@ -17,10 +17,12 @@ export const createNothing: ClientRequest = { method: "mcpServer/create", id: 2 
 
 export function alwaysSent(status: ClientResponseByMethod["mcpServerStatus/list"], record: ServerRecord): number {
   const first = status.data[0];
-  const defaulted: boolean = record.config.enabled; // a default the daemon always sends is required
+  const defaulted: boolean = record.enabled; // always sent: required
+  // @ts-expect-error a listed config is as the user wrote it: a defaulted field may be absent
+  const asWritten: boolean = record.config.enabled;
   // @ts-expect-error closed sets are literal unions
   const impossible: boolean = first.runtimeStatus === "running";
-  return Object.keys(first.tools).length + Number(defaulted) + Number(impossible);
+  return Object.keys(first.tools).length + Number(defaulted) + Number(impossible) + Number(asWritten);
 }
 
 export function narrow(note: ServerNotification): string {
