@@ -66,6 +66,7 @@ REASON_CODES: dict[str, ErrorCode] = {
     "insecureUrl": ErrorCode.POLICY,
     "redirectRejected": ErrorCode.POLICY,
     "oauthHeaderConflict": ErrorCode.POLICY,
+    "originNotAllowed": ErrorCode.POLICY,
     "unsupported": ErrorCode.POLICY,
     "toolNotAllowed": ErrorCode.POLICY,
     "noThreadOwner": ErrorCode.POLICY,

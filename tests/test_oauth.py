@@ -283,11 +283,15 @@ async def test_allowed_origins_restrict_the_authorization_server(data_dir: Path)
         async with OAuthLogins(data_dir) as logins:
             with pytest.raises(AppError) as info:
                 await logins.start("s", url, allowed_origins=[], on_done=done)
-        assert info.value.reason == "oauthFailed" and info.value.details["origin"].startswith("http://localhost:")
+        assert info.value.reason == "originNotAllowed" and info.value.details["origin"].startswith("http://localhost:")
+        assert info.value.code == -32012
         assert done.calls == []
         allowed = info.value.details["origin"].rsplit(":", 1)[0] + ":" + url.split(":")[2].split("/")[0]
         assert await login(data_dir, url, allowed_origins=[allowed]) == (True, None)
-        assert await login(data_dir, url) == (True, None)  # unrestricted: the server's own metadata names it
+        async with OAuthLogins(data_dir) as logins:  # absent = the MCP origin only
+            with pytest.raises(AppError) as info:
+                await logins.start("s", url, on_done=done)
+        assert info.value.reason == "originNotAllowed"
 
 
 async def test_timeout_and_second_login_cancels_first(data_dir: Path, oauth_url: str) -> None:
@@ -439,5 +443,5 @@ async def test_token_endpoint_on_a_foreign_origin_is_refused(data_dir: Path) -> 
     )
     async with httpx2.AsyncClient(auth=auth, transport=httpx2.MockTransport(handler)) as client:
         response = await client.post(url, json=PING)
-    assert response.json()["error"]["data"][REASON_MARKER] == "oauthFailed"
+    assert response.json()["error"]["data"] == {REASON_MARKER: "originNotAllowed", "origin": "https://evil.example:443"}
     assert not [u for u in sent if "evil" in u]
