@@ -269,7 +269,8 @@ def test_import_gemini(home: Path) -> None:
     assert any("trust" in w for w in plan.warnings)
     assert plan.to_create["typed"].oauth is not None and plan.to_create["typed"].oauth.scopes == ["read"]
     assert plan.to_create["local"].env_vars == ["TOKEN"] and plan.to_create["local"].cwd == "/p"
-    assert reasons(plan) == {"sse": "unsupported", "slow": "invalidParams", "secretid": "unsupported"}
+    assert reasons(plan) == {"sse": "unsupported", "slow": "invalidParams"}
+    assert plan.to_create["secretid"].oauth is not None and plan.to_create["secretid"].oauth.client_id == "abc"
 
 
 def test_import_cursor(home: Path) -> None:
