@@ -99,7 +99,7 @@ class _SharedFlow:
         self._policy = OriginPolicy(url, settings.allowed_origins if settings is not None else None)
         self._store, self._name, self._url = store, name, url
         self._settings, self._secret = settings, secret
-        self._timeout = httpx2.Timeout(timeout_s).as_dict()
+        self._timeout = httpx2.Timeout(timeout_s)
         self._stamp: _FileStamp = None
         self._had_tokens = False
 
@@ -132,11 +132,18 @@ class _SharedFlow:
         self._had_tokens = self._had_tokens or self.context.current_tokens is not None
         self._initialized = True
 
-    def _guard(self, request: httpx2.Request, what: str) -> httpx2.Request:
-        """Before a request of the flow is sent: its origin must be allowed; it is bounded by the startup timeout."""
+    async def _send(self, client: httpx2.AsyncClient, request: httpx2.Request, what: str) -> httpx2.Response:
+        """Send one request of the flow: its origin must be allowed (checked before sending); never redirected."""
         self._policy.check(str(request.url), what)
-        request.extensions["timeout"] = self._timeout
-        return request
+        return await client.send(request)
+
+    def _oauth_client(self) -> httpx2.AsyncClient:
+        """The flow's own HTTP client, bounded by the startup timeout.
+
+        Not the connection's client: a network error of a request sent by the auth flow would escape the
+        transport's request task and end the whole connection; here it becomes a typed failure.
+        """
+        return httpx2.AsyncClient(timeout=self._timeout, follow_redirects=False)
 
     def _access_token(self) -> str | None:
         tokens = self.context.current_tokens
@@ -150,87 +157,54 @@ class _SharedFlow:
             )
         return AppError("authRequired", "the server requires an OAuth login (mcpServer/oauth/login)")
 
-    async def _obtain(self) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+    async def _obtain(self) -> None:
         """Get a new access token (called under the lock when the current one is missing or refused)."""
         if not self.context.can_refresh_token():
             return
-        refresh_request = self._guard(await self._refresh_token(), "token endpoint")  # type: ignore[attr-defined]
-        response = yield refresh_request
+        refresh_request = await self._refresh_token()  # type: ignore[attr-defined]
+        async with self._oauth_client() as client:
+            response = await self._send(client, refresh_request, "token endpoint")
         if 300 <= response.status_code < 400 or not await self._handle_refresh_response(response):  # type: ignore[attr-defined]
             self.context.clear_tokens()
         self._stamp = self._file_stamp()  # our own write: no need to read it back
 
-    async def _ensure_token(self, seen: str | None) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        """Under the lock: a new token, unless another task already replaced the token ``seen`` was sent with.
+    async def _ensure_token(self, seen: str | None) -> AppError | None:
+        """A new token, unless another task already replaced the token ``seen`` was sent with; the failure if any.
 
-        On failure ``current_tokens`` is cleared, so later requests go without a token (and fail typed) until
-        the credential file changes (a login).
+        Under the lock, so refreshes of all connections are merged. A failed refresh clears ``current_tokens``
+        (later requests go without a token, and fail typed, until the credential file changes: a login). A
+        refused origin or an unreachable endpoint keeps them: the next request tries again.
         """
         async with self.context.lock:
             if not self._initialized or self._stamp != self._file_stamp():
                 await self._initialize()
             current = self._access_token()
             if current is not None and current != seen:
-                return
-            step = self._obtain()
+                return None
             try:
-                outgoing = await step.__anext__()
-                while True:
-                    outgoing = await step.asend((yield outgoing))
-            except StopAsyncIteration:
-                pass
-            finally:
-                await step.aclose()
-
-    async def _run_step(
-        self, seen: str | None, failures: list[AppError]
-    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        """``_ensure_token`` with its failure appended to ``failures`` (never raised to the transport).
-
-        The tokens are kept: a refused origin or an unreachable endpoint is retried by the next request.
-        """
-        step = self._ensure_token(seen)
-        try:
-            outgoing = await step.__anext__()
-            while True:
-                outgoing = await step.asend((yield outgoing))
-        except StopAsyncIteration:
-            pass
-        except Exception as exc:  # an origin refusal, an issuer mismatch, an unreachable endpoint
-            failures.append(sdk_failure(exc))
-        finally:
-            await step.aclose()
+                await self._obtain()
+            except Exception as exc:  # an origin refusal, an issuer mismatch, an unreachable endpoint
+                return sdk_failure(exc)
+            return None
 
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        """Token, request, one merged refresh on 401; no redirects followed (the SDK's own flow follows them)."""
+        """Token, request, one merged refresh on 401; the OAuth requests go through ``_oauth_client``."""
         self.context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
-        failures: list[AppError] = []
+        failure: AppError | None = None
         if not self._initialized or self._stamp != self._file_stamp() or self._access_token() is None:
-            step = self._run_step(None, failures)
-            try:
-                outgoing = await step.__anext__()
-                while True:
-                    outgoing = await step.asend((yield outgoing))
-            except StopAsyncIteration:
-                pass
+            failure = await self._ensure_token(None)
         sent = self._access_token()
         if sent is not None:
             request.headers["Authorization"] = f"Bearer {sent}"
         response = yield request
-        if response.status_code == 401 and not failures:
-            step = self._run_step(sent, failures)
-            try:
-                outgoing = await step.__anext__()
-                while True:
-                    outgoing = await step.asend((yield outgoing))
-            except StopAsyncIteration:
-                pass
+        if response.status_code == 401 and failure is None:
+            failure = await self._ensure_token(sent)
             retry_with = self._access_token()
-            if not failures and retry_with is not None and retry_with != sent:
+            if failure is None and retry_with is not None and retry_with != sent:
                 request.headers["Authorization"] = f"Bearer {retry_with}"
                 response = yield request
         if response.status_code == 401:
-            await _refuse(response, failures[0] if failures else self._missing())
+            await _refuse(response, failure or self._missing())
         elif response.status_code == 403 and extract_field_from_www_auth(response, "error") == "insufficient_scope":
             required = (extract_field_from_www_auth(response, "scope") or "").split()
             await self._record_challenge(required)
@@ -300,38 +274,43 @@ class MachineOAuth(_SharedFlow, ClientCredentialsOAuthProvider):
     def _missing(self) -> AppError:
         return AppError("oauthFailed", "the client-credentials grant did not yield an access token", step="token")
 
-    async def _obtain(self) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+    async def _obtain(self) -> None:
         """Discovery (when the metadata of the expected issuer is not known yet), then the SDK's grant request."""
-        metadata = self.context.oauth_metadata
-        if metadata is None or str(metadata.issuer).rstrip("/") != str(self._issuer).rstrip("/"):
-            for url in build_protected_resource_metadata_discovery_urls(None, self.context.server_url):
-                response = yield self._guard(create_oauth_metadata_request(url), "protected resource metadata")
-                prm = await handle_protected_resource_response(response)
-                if prm:
-                    await self._validate_resource_match(prm)
-                    self.context.protected_resource_metadata = prm
-                    self.context.auth_server_url = self._select_authorization_server(
-                        [str(server) for server in prm.authorization_servers]
-                    )
-                    break
-            discovery = build_oauth_authorization_server_metadata_discovery_urls(
-                self.context.auth_server_url, self.context.server_url
-            )
-            for url in discovery:
-                response = yield self._guard(create_oauth_metadata_request(url), "authorization server metadata")
-                ok, asm = await handle_auth_metadata_response(response)
-                if not ok:
-                    break
-                if asm:
-                    validate_metadata_issuer(asm, self._expected_issuer())
-                    self.context.oauth_metadata = asm
-                    break
-        token_request = self._guard(await self._exchange_token_client_credentials(), "token endpoint")
-        response = yield token_request
+        async with self._oauth_client() as client:
+            metadata = self.context.oauth_metadata
+            if metadata is None or str(metadata.issuer).rstrip("/") != str(self._issuer).rstrip("/"):
+                await self._discover(client)
+            token_request = await self._exchange_token_client_credentials()
+            response = await self._send(client, token_request, "token endpoint")
         if 300 <= response.status_code < 400:
             raise AppError("redirectRejected", "the token endpoint answered with a redirect; redirects are refused")
         await self._handle_token_response(response)
         self._stamp = self._file_stamp()
+
+    async def _discover(self, client: httpx2.AsyncClient) -> None:
+        """Protected-resource, then authorization-server metadata, with the SDK's parsers and issuer check."""
+        for url in build_protected_resource_metadata_discovery_urls(None, self.context.server_url):
+            response = await self._send(client, create_oauth_metadata_request(url), "protected resource metadata")
+            prm = await handle_protected_resource_response(response)
+            if prm:
+                await self._validate_resource_match(prm)
+                self.context.protected_resource_metadata = prm
+                self.context.auth_server_url = self._select_authorization_server(
+                    [str(server) for server in prm.authorization_servers]
+                )
+                break
+        discovery = build_oauth_authorization_server_metadata_discovery_urls(
+            self.context.auth_server_url, self.context.server_url
+        )
+        for url in discovery:
+            response = await self._send(client, create_oauth_metadata_request(url), "authorization server metadata")
+            ok, asm = await handle_auth_metadata_response(response)
+            if not ok:
+                break
+            if asm:
+                validate_metadata_issuer(asm, self._expected_issuer())
+                self.context.oauth_metadata = asm
+                break
 
 
 _SHARED: weakref.WeakValueDictionary[tuple[str, str, str], _SharedFlow] = weakref.WeakValueDictionary()
