@@ -42,7 +42,13 @@ from mcp.client.auth.utils import (
     handle_protected_resource_response,
     validate_metadata_issuer,
 )
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata, ProtectedResourceMetadata
+from mcp.shared.auth import (
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthMetadata,
+    OAuthToken,
+    ProtectedResourceMetadata,
+)
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
@@ -75,9 +81,9 @@ def pre_registered_client(settings: OAuthSettings, secret: str | None, stored: d
     """The configured client id (and secret) over what the store remembers (auth method, issuer)."""
     method = "none" if secret is None else "client_secret_basic"
     info: dict[str, Any] = {"token_endpoint_auth_method": method, **(stored or {}), "client_id": settings.client_id}
+    info.pop("client_secret", None)  # only ever the configured one
     if secret is not None:
         info["client_secret"] = secret
-    info.pop("redirect_uris", None)
     return OAuthClientInformationFull.model_validate({**info, "redirect_uris": None})
 
 
@@ -121,7 +127,8 @@ class _SharedFlow:
         self._stamp = self._file_stamp()
         storage: StoredTokenStorage = self.context.storage
         entry = await anyio.to_thread.run_sync(storage.entry) or {}
-        self.context.current_tokens = await storage.get_tokens()
+        tokens = entry.get("tokens")
+        self.context.current_tokens = OAuthToken.model_validate(tokens) if isinstance(tokens, dict) else None
         self.context.client_info = self._client_override(entry.get("clientInfo"))
         self.context.token_expiry_time = entry.get("expiresAt")
         metadata = entry.get("metadata") or {}
