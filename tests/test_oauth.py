@@ -520,3 +520,15 @@ async def test_token_endpoint_on_a_foreign_origin_is_refused(data_dir: Path) -> 
         response = await client.post(url, json=PING)
     assert response.json()["error"]["data"] == {REASON_MARKER: "originNotAllowed", "origin": "https://evil.example:443"}
     assert not [u for u in sent if "evil" in u]
+
+
+async def test_each_login_request_is_bounded_by_the_startup_timeout(data_dir: Path) -> None:
+    """Metadata that never comes: the login fails typed after ``http_timeout_s``, long before ``timeout_s``."""
+    async with anyio.create_task_group() as tg:
+        port = await tg.start(serve_raw, {b"GET /.well-known/": None})
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with OAuthLogins(data_dir) as logins:
+            with anyio.fail_after(20), pytest.raises(AppError) as info:
+                await logins.start("s", url, on_done=Completion(), timeout_s=600, http_timeout_s=0.3)
+        tg.cancel_scope.cancel()
+    assert (info.value.reason, info.value.details) == ("oauthFailed", {"step": "network"})

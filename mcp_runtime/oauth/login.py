@@ -295,8 +295,12 @@ class OAuthLogins:
                 callback_handler=callback_handler,
             )
 
+            bound = httpx2.Timeout(login.http_timeout_s).as_dict()
+
             async def check_request(request: httpx2.Request) -> None:
                 login.policy.check(str(request.url), "OAuth endpoint")
+                # The SDK's own requests (discovery, registration, token) get no client timeout from httpx2.
+                request.extensions.setdefault("timeout", bound)
 
             async def check_response(response: httpx2.Response) -> None:
                 if 300 <= response.status_code < 400:
