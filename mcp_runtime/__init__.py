@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from mcp_runtime.events import EventSink
     from mcp_runtime.limits import MAX_MESSAGE_BYTES, MAX_SERVERS
     from mcp_runtime.management import McpClientManager
-    from mcp_runtime.oauth import CredentialStore, OAuthLogins
+    from mcp_runtime.oauth import DEFAULT_TIMEOUT_S, CredentialStore, OAuthLogins, login_client, step_up_scopes
     from mcp_runtime.store import ConfigStore, StoredServer, write_atomic
     from mcp_runtime.thread_runtime import AskCallback, McpThreadRuntime
 
@@ -73,6 +73,9 @@ _EXPORTS: dict[str, str] = {
     "sync_app": "mcp_runtime.apps",
     "CredentialStore": "mcp_runtime.oauth",
     "OAuthLogins": "mcp_runtime.oauth",
+    "DEFAULT_TIMEOUT_S": "mcp_runtime.oauth",
+    "login_client": "mcp_runtime.oauth",
+    "step_up_scopes": "mcp_runtime.oauth",
     "MAX_MESSAGE_BYTES": "mcp_runtime.limits",
     "MAX_SERVERS": "mcp_runtime.limits",
     "preview_content": "mcp_runtime._preview",
@@ -80,6 +83,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "CANCELLED",
+    "DEFAULT_TIMEOUT_S",
     "MAX_MESSAGE_BYTES",
     "MAX_SERVERS",
     "AskCallback",
@@ -97,6 +101,7 @@ __all__ = [
     "TaskHandle",
     "check_server",
     "clip",
+    "login_client",
     "media",
     "normalized",
     "parse_server_config",
@@ -110,6 +115,7 @@ __all__ = [
     "restore_redacted",
     "safe_fs",
     "set_policy",
+    "step_up_scopes",
     "stored",
     "sync_app",
     "to_wire",

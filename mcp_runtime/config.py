@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from pydantic import TypeAdapter, ValidationError
 
-from protocol.config import TRANSPORTS, HttpServerConfig, McpServerConfig, StdioServerConfig, as_written
+from protocol.config import TRANSPORTS, HttpServerConfig, McpServerConfig, OAuthSettings, StdioServerConfig, as_written
 from protocol.jsonrpc import AppError, validation_errors
 
 _CONFIG = TypeAdapter(McpServerConfig)
@@ -129,10 +129,41 @@ def _check_http(config: HttpServerConfig) -> None:
             raise AppError(
                 "oauthHeaderConflict", "oauth cannot be combined with headers, envHeaders or bearerTokenEnvVar"
             )
-        if config.oauth.client_id is not None or config.oauth.resource is not None:
-            raise AppError("unsupported", "explicit oauth.clientId and oauth.resource are not supported")
-        for origin in config.oauth.allowed_origins or []:
-            check_url(origin, field="oauth.allowedOrigins")
+        _check_oauth(config.oauth)
+
+
+def _check_oauth(oauth: OAuthSettings) -> None:
+    """Secrets only by environment reference; a machine client names its id, secret and issuer."""
+    if oauth.client_secret is not None:
+        raise AppError("inlineSecret", "oauth.clientSecret must not be inline: use oauth.clientSecretEnvVar")
+    if oauth.resource is not None:
+        raise AppError("unsupported", "oauth.resource is not supported")
+    for origin in oauth.allowed_origins or []:
+        check_url(origin, field="oauth.allowedOrigins")
+    if oauth.client_secret_env_var is not None:
+        _check_env_name(oauth.client_secret_env_var, "config.oauth.clientSecretEnvVar")
+        if oauth.client_id is None:
+            _oauth_missing("clientId", "oauth.clientSecretEnvVar needs oauth.clientId")
+    if oauth.grant == "clientCredentials":
+        for field_name, value in (
+            ("clientId", oauth.client_id),
+            ("clientSecretEnvVar", oauth.client_secret_env_var),
+            ("expectedIssuer", oauth.expected_issuer),
+        ):
+            if value is None:
+                _oauth_missing(field_name, f"the clientCredentials grant needs oauth.{field_name}")
+    elif oauth.expected_issuer is not None:
+        raise AppError(
+            "invalidParams",
+            "oauth.expectedIssuer applies to the clientCredentials grant only",
+            errors=[{"path": "config.oauth.expectedIssuer", "message": "only with grant clientCredentials"}],
+        )
+    if oauth.expected_issuer is not None:
+        check_url(oauth.expected_issuer, field="oauth.expectedIssuer")
+
+
+def _oauth_missing(field_name: str, message: str) -> None:
+    raise AppError("invalidParams", message, errors=[{"path": f"config.oauth.{field_name}", "message": message}])
 
 
 def _check_stdio(config: StdioServerConfig) -> None:

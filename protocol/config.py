@@ -16,6 +16,7 @@ from protocol.base import WireModel
 
 ToolLoading = Literal["eager", "deferred", "auto"]
 ProtocolMode = Literal["auto", "2026-07-28", "2025-11-25"]
+OAuthGrant = Literal["authorizationCode", "clientCredentials"]
 AppName = Literal["claude", "claudeDesktop", "codex", "gemini", "cursor", "vscode"]
 APP_NAMES: tuple[AppName, ...] = ("claude", "claudeDesktop", "codex", "gemini", "cursor", "vscode")
 TransportName = Literal["stdio", "http"]
@@ -42,11 +43,19 @@ class AppTargets(WireModel):
 
 
 class OAuthSettings(WireModel):
-    """OAuth options; ``clientId``/``resource`` are accepted in shape only to be refused as unsupported."""
+    """OAuth options (SPEC §5): scopes, trusted origins, a pre-registered or machine client.
+
+    ``clientSecret`` and ``resource`` are accepted in shape only, to be refused with a typed reason
+    (``inlineSecret``, ``unsupported``): secrets come only from the environment (``clientSecretEnvVar``).
+    """
 
     scopes: list[str] | None = None
     allowed_origins: list[str] | None = None
-    client_id: str | None = None
+    grant: OAuthGrant | None = None
+    client_id: str | None = Field(default=None, min_length=1, max_length=1024)
+    client_secret_env_var: str | None = None
+    client_secret: str | None = None
+    expected_issuer: str | None = None
     resource: str | None = None
 
 

@@ -275,7 +275,8 @@ def test_import_gemini(home: Path) -> None:
     assert any("trust" in w for w in plan.warnings)
     assert plan.to_create["typed"].oauth is not None and plan.to_create["typed"].oauth.scopes == ["read"]
     assert plan.to_create["local"].env_vars == ["TOKEN"] and plan.to_create["local"].cwd == "/p"
-    assert reasons(plan) == {"sse": "unsupported", "slow": "invalidParams", "secretid": "unsupported"}
+    assert reasons(plan) == {"sse": "unsupported", "slow": "invalidParams"}
+    assert plan.to_create["secretid"].oauth is not None and plan.to_create["secretid"].oauth.client_id == "abc"
 
 
 def test_import_cursor(home: Path) -> None:
@@ -493,6 +494,18 @@ def test_sync_skips_what_an_app_cannot_express(home: Path, data_dir: Path) -> No
         )
     }
     assert do_sync("vscode", home, data_dir, origins).servers == []
+    clients = {
+        "p": cfg({"type": "http", "url": "https://p.example.com", "oauth": {"clientId": "app"}}),
+        "m": cfg(
+            {
+                "type": "http",
+                "url": "https://m.example.com",
+                "oauth": {"grant": "clientCredentials", "clientId": "bot", "clientSecretEnvVar": "BOT_SECRET",
+                          "expectedIssuer": "https://l.example.com"},
+            }
+        ),
+    }
+    assert do_sync("gemini", home, data_dir, clients).servers == []
     scopes = {"o": cfg({"type": "http", "url": "https://o.example.com", "oauth": {"scopes": ["read"]}})}
     claude = do_sync("claude", home, data_dir, scopes)
     assert claude.servers == ["o"] and any("scopes" in w for w in claude.warnings_)

@@ -108,9 +108,37 @@ def test_oauth_with_static_headers_conflicts(fields: dict[str, Any]) -> None:
     assert reason_of("a", http(oauth={"scopes": ["read"]}, **fields)) == "oauthHeaderConflict"
 
 
-@pytest.mark.parametrize("oauth", [{"clientId": "abc"}, {"resource": "https://x.example"}])
-def test_explicit_client_id_or_resource_is_unsupported(oauth: dict[str, Any]) -> None:
-    assert reason_of("a", http(oauth=oauth)) == "unsupported"
+def test_oauth_resource_is_unsupported() -> None:
+    assert reason_of("a", http(oauth={"resource": "https://x.example"})) == "unsupported"
+
+
+MACHINE = {"grant": "clientCredentials", "clientId": "bot", "clientSecretEnvVar": "BOT_SECRET",
+           "expectedIssuer": "https://login.example.com"}
+
+
+@pytest.mark.parametrize(
+    ("oauth", "reason"),
+    [
+        ({"clientId": "app", "clientSecret": "literal"}, "inlineSecret"),
+        ({"clientSecretEnvVar": "APP_SECRET"}, "invalidParams"),
+        ({"clientId": "app", "clientSecretEnvVar": "not a name"}, "invalidParams"),
+        ({"clientId": "app", "expectedIssuer": "https://login.example.com"}, "invalidParams"),
+        ({**MACHINE, "clientSecretEnvVar": None}, "invalidParams"),
+        ({**MACHINE, "expectedIssuer": None}, "invalidParams"),
+        ({**MACHINE, "expectedIssuer": "http://login.example.com"}, "insecureUrl"),
+        ({**MACHINE, "grant": "password"}, "invalidParams"),
+    ],
+)
+def test_oauth_clients_take_secrets_only_from_the_environment(oauth: dict[str, Any], reason: str) -> None:
+    oauth = {k: v for k, v in oauth.items() if v is not None}
+    assert reason_of("a", http(oauth=oauth)) == reason
+
+
+@pytest.mark.parametrize(
+    "oauth", [{"clientId": "app"}, {"clientId": "app", "clientSecretEnvVar": "APP_SECRET"}, MACHINE]
+)
+def test_pre_registered_and_machine_clients_are_accepted(oauth: dict[str, Any]) -> None:
+    parse_server_config("a", http(oauth=oauth))
 
 
 def test_oauth_allowed_origins_follow_url_policy() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpx2
 import pytest
 import structlog
@@ -283,11 +284,15 @@ async def test_allowed_origins_restrict_the_authorization_server(data_dir: Path)
         async with OAuthLogins(data_dir) as logins:
             with pytest.raises(AppError) as info:
                 await logins.start("s", url, allowed_origins=[], on_done=done)
-        assert info.value.reason == "oauthFailed" and info.value.details["origin"].startswith("http://localhost:")
+        assert info.value.reason == "originNotAllowed" and info.value.details["origin"].startswith("http://localhost:")
+        assert info.value.code == -32012
         assert done.calls == []
         allowed = info.value.details["origin"].rsplit(":", 1)[0] + ":" + url.split(":")[2].split("/")[0]
         assert await login(data_dir, url, allowed_origins=[allowed]) == (True, None)
-        assert await login(data_dir, url) == (True, None)  # unrestricted: the server's own metadata names it
+        async with OAuthLogins(data_dir) as logins:  # absent = the MCP origin only
+            with pytest.raises(AppError) as info:
+                await logins.start("s", url, on_done=done)
+        assert info.value.reason == "originNotAllowed"
 
 
 async def test_timeout_and_second_login_cancels_first(data_dir: Path, oauth_url: str) -> None:
@@ -354,66 +359,140 @@ def mock_server(
     return auth, url
 
 
-async def test_concurrent_refreshes_are_merged(data_dir: Path) -> None:
-    refreshes: list[str] = []
+async def fixture_call(url: str, auth: httpx2.Auth, tool: str) -> Any:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
 
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        if request.url.path == "/token":
-            refreshes.append(request.content.decode())
-            return httpx2.Response(200, json={"access_token": "new", "expires_in": 60, "token_type": "bearer"})
-        if request.headers.get("authorization") != "Bearer new":
-            return httpx2.Response(401)
-        return httpx2.Response(200)
+    async with (
+        httpx2.AsyncClient(auth=auth, follow_redirects=False) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy", read_timeout_seconds=10) as client,
+    ):
+        return await client.call_tool(tool, {})
 
-    auth, url = mock_server(handler, data_dir, expired=True)
-    statuses: list[int] = []
-    async with httpx2.AsyncClient(auth=auth, transport=httpx2.MockTransport(handler)) as client:
+
+def authorized(response: httpx2.Response) -> bool:
+    """Past the server's token check: a bare ping without a session is refused by MCP, not by auth."""
+    return response.status_code not in (401, 403) and REASON_MARKER not in response.text
+
+
+async def refreshes(url: str, auth: httpx2.Auth) -> int:
+    result = await fixture_call(url, auth, "stats")
+    return int(result.structured_content["refreshes"])  # type: ignore[index]
+
+
+async def test_concurrent_refreshes_are_merged(data_dir: Path, oauth_url: str) -> None:
+    assert await login(data_dir, oauth_url) == (True, None)
+    auth = oauth_auth("s", oauth_url, http_config(oauth_url), data_dir)
+    assert auth is not None
+    before = await refreshes(oauth_url, auth)
+    CredentialStore(data_dir).update("s", oauth_url, lambda e: {**e, "expiresAt": time.time() - 1})
+    answers: list[httpx2.Response] = []
+    async with httpx2.AsyncClient(auth=auth) as client:
 
         async def one() -> None:
-            statuses.append((await client.post(url, json=PING)).status_code)
+            answers.append(await client.post(oauth_url, json=PING, headers=MCP_HEADERS))
 
         async with anyio.create_task_group() as tg:
             for _ in range(8):
                 tg.start_soon(one)
-    assert statuses == [200] * 8
-    assert len(refreshes) == 1 and "grant_type=refresh_token" in refreshes[0]
-    stored = CredentialStore(data_dir).get("s", url)
-    assert stored is not None and stored["tokens"]["access_token"] == "new"
-    assert stored["tokens"]["refresh_token"] == "r1"  # carried forward by the SDK
+    assert len(answers) == 8 and all(authorized(a) for a in answers)
+    assert await refreshes(oauth_url, auth) == before + 1
+    stats = (await fixture_call(oauth_url, auth, "stats")).structured_content
+    assert stats is not None and stats["reusedRefreshTokens"] == 0
 
 
-async def test_401_with_a_valid_looking_token_refreshes_once(data_dir: Path) -> None:
-    refreshes: list[int] = []
-
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        if request.url.path == "/token":
-            refreshes.append(1)
-            return httpx2.Response(200, json={"access_token": "new", "expires_in": 60})
-        ok = request.headers.get("authorization") == "Bearer new"
-        return httpx2.Response(200 if ok else 401)
-
-    auth, url = mock_server(handler, data_dir, expired=False)
-    async with httpx2.AsyncClient(auth=auth, transport=httpx2.MockTransport(handler)) as client:
-        assert (await client.post(url, json=PING)).status_code == 200
-    assert refreshes == [1]
+async def test_401_with_a_valid_looking_token_refreshes_once(data_dir: Path, oauth_url: str) -> None:
+    assert await login(data_dir, oauth_url) == (True, None)
+    auth = oauth_auth("s", oauth_url, http_config(oauth_url), data_dir)
+    assert auth is not None
+    before = await refreshes(oauth_url, auth)
+    CredentialStore(data_dir).update(
+        "s", oauth_url, lambda e: {**e, "tokens": {**e["tokens"], "access_token": "at-revoked"}}
+    )
+    async with httpx2.AsyncClient(auth=auth) as client:
+        assert authorized(await client.post(oauth_url, json=PING, headers=MCP_HEADERS))
+    assert await refreshes(oauth_url, auth) == before + 1
 
 
-async def test_insufficient_scope_and_token_endpoint_redirect(data_dir: Path) -> None:
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        if request.url.path == "/token":
-            return httpx2.Response(302, headers={"location": "https://evil.example/token"})
-        if request.headers.get("authorization") == "Bearer old":
-            return httpx2.Response(403, headers={"www-authenticate": 'Bearer error="insufficient_scope", scope="x"'})
-        return httpx2.Response(401)
+async def test_insufficient_scope_is_typed_and_remembered_for_step_up(data_dir: Path, oauth_url: str) -> None:
+    assert await login(data_dir, oauth_url) == (True, None)
+    auth = oauth_auth("s", oauth_url, http_config(oauth_url), data_dir)
+    assert auth is not None
+    with pytest.raises(Exception) as info:
+        await fixture_call(oauth_url, auth, "admin")
+    assert "'mcpAppServerReason': 'insufficientScope', 'requiredScopes': ['mcp', 'extra']" in repr(info.value)
+    store = CredentialStore(data_dir)
+    entry = store.get("s", oauth_url)
+    assert entry is not None and entry["challengedScopes"] == ["mcp", "extra"] and entry["requestedScopes"] == ["mcp"]
+    assert store.step_up_scopes("s", oauth_url) == ["mcp", "extra"]
 
-    auth, url = mock_server(handler, data_dir, expired=False)
-    async with httpx2.AsyncClient(auth=auth, transport=httpx2.MockTransport(handler)) as client:
-        response = await client.post(url, json=PING)
-        assert response.json()["error"]["data"] == {REASON_MARKER: "insufficientScope", "requiredScopes": ["x"]}
-    auth, url = mock_server(handler, data_dir, expired=True)
-    async with httpx2.AsyncClient(auth=auth, transport=httpx2.MockTransport(handler)) as client:
-        response = await client.post(url, json=PING)
-        assert response.json()["error"]["data"] == {REASON_MARKER: "reauthenticationRequired"}
+
+async def serve_raw(routes: dict[bytes, bytes | None], task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+    """A loopback HTTP/1.1 endpoint answering by request-line prefix (None: never answer); default 401."""
+
+    async def serve(stream: Any) -> None:
+        async with stream:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += await stream.receive()
+            answer = next((a for prefix, a in routes.items() if head.startswith(prefix)), RAW_401)
+            if answer is None:
+                await anyio.sleep_forever()
+            await stream.send(answer)
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    task_status.started(listener.extra(anyio.abc.SocketAttribute.local_port))
+    await listener.serve(serve)
+
+
+RAW_401 = b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+
+
+def store_expired(data_dir: Path, port: int) -> str:
+    url = f"http://127.0.0.1:{port}/mcp"
+    CredentialStore(data_dir).put(
+        "s",
+        url,
+        {
+            "tokens": {"access_token": "old", "refresh_token": "r1", "token_type": "Bearer"},
+            "clientInfo": {"client_id": "c", "token_endpoint_auth_method": "none"},
+            "expiresAt": time.time() - 1,
+            "metadata": {
+                "authorizationServer": {
+                    "issuer": f"http://127.0.0.1:{port}",
+                    "authorization_endpoint": f"http://127.0.0.1:{port}/authorize",
+                    "token_endpoint": f"http://127.0.0.1:{port}/token",
+                }
+            },
+        },
+    )
+    return url
+
+
+async def test_a_redirecting_token_endpoint_fails_the_refresh(data_dir: Path) -> None:
+    redirect = b"HTTP/1.1 302 Found\r\nLocation: https://evil.example/token\r\nContent-Length: 0\r\n\r\n"
+    async with anyio.create_task_group() as tg:
+        port = await tg.start(serve_raw, {b"POST /token": redirect})
+        url = store_expired(data_dir, port)
+        auth = oauth_auth("s", url, http_config(url), data_dir)
+        async with httpx2.AsyncClient(auth=auth) as client:
+            response = await client.post(url, json=PING)
+        tg.cancel_scope.cancel()
+    assert response.json()["error"]["data"] == {REASON_MARKER: "reauthenticationRequired"}
+
+
+async def test_a_refresh_is_bounded_by_the_startup_timeout(data_dir: Path) -> None:
+    """A token endpoint that never answers: the refresh gives up after ``startupTimeoutMs``, typed."""
+    async with anyio.create_task_group() as tg:
+        port = await tg.start(serve_raw, {b"POST /token": None})
+        url = store_expired(data_dir, port)
+        config = parse_server_config("s", {"type": "http", "url": url, "oauth": {}, "startupTimeoutMs": 300})
+        auth = oauth_auth("s", url, config, data_dir)
+        with anyio.fail_after(20):
+            async with httpx2.AsyncClient(auth=auth, timeout=None) as client:
+                response = await client.post(url, json=PING)
+        tg.cancel_scope.cancel()
+    assert response.json()["error"]["data"] == {REASON_MARKER: "oauthFailed", "step": "network"}
 
 
 async def test_token_endpoint_on_a_foreign_origin_is_refused(data_dir: Path) -> None:
@@ -439,5 +518,17 @@ async def test_token_endpoint_on_a_foreign_origin_is_refused(data_dir: Path) -> 
     )
     async with httpx2.AsyncClient(auth=auth, transport=httpx2.MockTransport(handler)) as client:
         response = await client.post(url, json=PING)
-    assert response.json()["error"]["data"][REASON_MARKER] == "oauthFailed"
+    assert response.json()["error"]["data"] == {REASON_MARKER: "originNotAllowed", "origin": "https://evil.example:443"}
     assert not [u for u in sent if "evil" in u]
+
+
+async def test_each_login_request_is_bounded_by_the_startup_timeout(data_dir: Path) -> None:
+    """Metadata that never comes: the login fails typed after ``http_timeout_s``, long before ``timeout_s``."""
+    async with anyio.create_task_group() as tg:
+        port = await tg.start(serve_raw, {b"GET /.well-known/": None})
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with OAuthLogins(data_dir) as logins:
+            with anyio.fail_after(20), pytest.raises(AppError) as info:
+                await logins.start("s", url, on_done=Completion(), timeout_s=600, http_timeout_s=0.3)
+        tg.cancel_scope.cancel()
+    assert (info.value.reason, info.value.details) == ("oauthFailed", {"step": "network"})

@@ -151,11 +151,10 @@ def test_login_needs_an_oauth_server(daemon: Daemon) -> None:
 
 def test_allowed_origins_pin_the_authorization_server(daemon: Daemon) -> None:
     with oauth_fixture("--issuer-host", "localhost") as url:
-        pinned = {"type": "http", "url": url, "oauth": {"allowedOrigins": []}}
-        daemon.request("mcpServer/create", {"name": "pinned", "config": pinned})
-        with pytest.raises(DaemonError) as err:
-            daemon.request("mcpServer/oauth/login", {"name": "pinned"}, timeout=60)
-        assert err.value.reason == "oauthFailed" and err.value.data["origin"].startswith("http://localhost:")
+        for name, oauth in (("pinned", {"allowedOrigins": []}), ("absent", {})):
+            daemon.request("mcpServer/create", {"name": name, "config": {"type": "http", "url": url, "oauth": oauth}})
+            with pytest.raises(DaemonError) as err:
+                daemon.request("mcpServer/oauth/login", {"name": name}, timeout=60)
+            assert (err.value.code, err.value.reason) == (-32012, "originNotAllowed")
+            assert err.value.data["origin"].startswith("http://localhost:")
         assert daemon.notifications("mcpServer/oauthLogin/completed") == []
-        daemon.request("mcpServer/create", {"name": "open", "config": {"type": "http", "url": url, "oauth": {}}})
-        assert login(daemon, "open")["success"] is True

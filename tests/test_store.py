@@ -53,7 +53,10 @@ def test_create_list_redacts_secrets_and_persists(data_dir: Path) -> None:
         ({"type": "http", "url": "http://x.example/mcp"}, -32012, "insecureUrl"),
         ({"type": "http", "url": "https://x.example/mcp", "oauth": {}, "bearerTokenEnvVar": "T"}, -32012,
          "oauthHeaderConflict"),
-        ({"type": "http", "url": "https://x.example/mcp", "oauth": {"clientId": "c"}}, -32012, "unsupported"),
+        ({"type": "http", "url": "https://x.example/mcp", "oauth": {"resource": "https://x.example"}}, -32012,
+         "unsupported"),
+        ({"type": "http", "url": "https://x.example/mcp", "oauth": {"clientId": "c", "clientSecret": "s"}}, -32012,
+         "inlineSecret"),
         ({"command": "node", "url": "https://x.example"}, -32602, "invalidParams"),
     ],
 )

@@ -6,6 +6,7 @@ import anyio
 
 from app_server.daemon import RequestContext
 from app_server.handlers.registry import method
+from mcp_runtime import DEFAULT_TIMEOUT_S, login_client, step_up_scopes
 from protocol.config import HttpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import ErrorInfo, OAuthLoginCompleted, OAuthLoginParams, OAuthLoginResult
@@ -17,6 +18,18 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
     config = daemon.store.require(params.name).config
     if not isinstance(config, HttpServerConfig) or config.oauth is None:
         raise AppError("unsupported", f"server {params.name} is not configured for OAuth", name=params.name)
+    if config.oauth.grant == "clientCredentials":
+        raise AppError(
+            "unsupported",
+            f"server {params.name} is a machine client: it authenticates without a login",
+            name=params.name,
+        )
+    client = login_client(config.oauth, daemon.env)
+    scopes = (
+        params.scopes
+        or await anyio.to_thread.run_sync(step_up_scopes, daemon.data_dir, params.name, config.url)
+        or config.oauth.scopes
+    )
     if params.thread_id is not None:
         daemon.thread_runtime(params.thread_id, ctx.connection)
     logins = await daemon.logins()
@@ -41,9 +54,11 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
     started = await logins.start(
         params.name,
         config.url,
-        scopes=params.scopes or config.oauth.scopes,
+        scopes=scopes,
         allowed_origins=config.oauth.allowed_origins,
-        timeout_s=float(params.timeout_secs or 180),
+        client=client,
+        timeout_s=float(params.timeout_secs or DEFAULT_TIMEOUT_S),
+        http_timeout_s=config.startup_timeout_ms / 1000,
         on_done=on_done,
     )
     login_id.append(started.login_id)

@@ -168,6 +168,8 @@ def check_oauth(config: McpServerConfig, app_label: str, warnings: list[str], *,
         return
     if config.oauth.allowed_origins:
         raise NotExpressible(f"{app_label} cannot restrict OAuth to oauth.allowedOrigins")
+    if config.oauth.client_id is not None or config.oauth.grant is not None:
+        raise NotExpressible(f"{app_label} cannot take a pre-registered or machine OAuth client from the environment")
     if config.oauth.scopes and not scopes_supported:
         warnings.append(f"oauth.scopes are not written: {app_label} negotiates OAuth scopes itself")
 

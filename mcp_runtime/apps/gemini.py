@@ -56,7 +56,7 @@ def _read_oauth(raw: Any) -> Any:
     if "scopes" in raw:
         oauth["scopes"] = raw["scopes"]
     if "clientId" in raw:
-        oauth["clientId"] = raw["clientId"]  # refused as unsupported by the shared policy
+        oauth["clientId"] = raw["clientId"]  # a pre-registered client (its secret is never imported)
     return oauth
 
 

@@ -5,13 +5,14 @@ Light to import (no MCP SDK): the SDK is imported when a login starts or a runti
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcp_runtime.config import is_sensitive_header
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
 from mcp_runtime.oauth.login import DEFAULT_TIMEOUT_S, LoginDone, LoginStarted, OAuthLogins
-from protocol.config import HttpServerConfig, McpServerConfig
+from protocol.config import HttpServerConfig, McpServerConfig, OAuthSettings
 from protocol.server import AuthStatus
 
 if TYPE_CHECKING:
@@ -26,7 +27,9 @@ __all__ = [
     "OAuthLogins",
     "StoredTokenStorage",
     "auth_status",
+    "login_client",
     "oauth_auth",
+    "step_up_scopes",
 ]
 
 
@@ -39,19 +42,36 @@ def oauth_auth(name: str, url: str, config: McpServerConfig, data_dir: Path) -> 
     """The runtime ``httpx2.Auth`` for a connection, or None when OAuth does not apply.
 
     It applies to an HTTP server with an ``oauth`` block or with stored credentials for exactly (name, url),
-    unless the config authenticates with a static header. It reuses the stored tokens and registration,
-    refreshes, and never starts a login: a request that needs one fails with ``authRequired`` or
-    ``reauthenticationRequired`` (``insufficientScope`` for a 403 ``insufficient_scope``).
+    unless the config authenticates with a static header. Every connection to (name, url) gets the same
+    shared credential manager (``runtime.shared_auth``). It refreshes (or, for a machine client, fetches a
+    token) and never starts a login: a request that needs one fails with ``authRequired`` or
+    ``reauthenticationRequired`` (``insufficientScope`` for a 403 ``insufficient_scope``). Raises
+    ``missingEnvVar`` when the configured client secret is not in the environment.
     """
     if not isinstance(config, HttpServerConfig) or _static_auth(config):
         return None
-    store = CredentialStore(data_dir)
-    if config.oauth is None and not store.has_tokens(name, url):
+    if config.oauth is None and not CredentialStore(data_dir).has_tokens(name, url):
         return None
-    from mcp_runtime.oauth.runtime import RuntimeOAuth
+    from mcp_runtime.oauth.runtime import shared_auth
 
-    allowed = config.oauth.allowed_origins if config.oauth is not None else None
-    return RuntimeOAuth(name, url, store, allowed)
+    return shared_auth(name, url, config.oauth, data_dir, timeout_s=config.startup_timeout_ms / 1000)
+
+
+def login_client(settings: OAuthSettings, env: Mapping[str, str]) -> Any:
+    """The pre-registered client a login uses (``OAuthClientInformationFull``), or None for dynamic registration.
+
+    Raises ``missingEnvVar`` when ``clientSecretEnvVar`` names an unset variable.
+    """
+    if settings.client_id is None:
+        return None
+    from mcp_runtime.oauth.runtime import client_secret, pre_registered_client
+
+    return pre_registered_client(settings, client_secret(settings, env), None)
+
+
+def step_up_scopes(data_dir: Path, name: str, url: str) -> list[str] | None:
+    """Scopes for a login that names none: the last challenge's with the previous login's, or None (blocking)."""
+    return CredentialStore(data_dir).step_up_scopes(name, url)
 
 
 def auth_status(name: str, url: str, config: McpServerConfig, data_dir: Path) -> AuthStatus:
@@ -60,6 +80,8 @@ def auth_status(name: str, url: str, config: McpServerConfig, data_dir: Path) ->
         return "unsupported"
     if _static_auth(config):
         return "bearerToken"
+    if config.oauth is not None and config.oauth.grant == "clientCredentials":
+        return "oAuth"  # a machine client: no login, a token is fetched when connecting
     if CredentialStore(data_dir).has_tokens(name, url):
         return "oAuth"
     if config.oauth is not None:

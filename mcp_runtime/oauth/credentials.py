@@ -1,10 +1,11 @@
 """The OAuth credential envelope, ``<dataDir>/credentials.json`` (SPEC §6 ``mcpServer/oauth/login``).
 
 ``{"version": 1, "entries": {"<server name> <exact url>": {"tokens", "clientInfo", "expiresAt", "metadata",
-"updatedAt"}}}``, mode 0600, replaced atomically under a file lock. Entries are keyed by server name *and* exact
-URL, so a config pointing at another URL never receives the old token. A file that does not parse is never
-overwritten (the tokens in it may still be recoverable): reads see no credentials, writes fail closed with
-``storeCorrupted``. This module stays free of the MCP SDK so status listing can use it without importing it.
+"requestedScopes", "challengedScopes", "updatedAt"}}}``, mode 0600, replaced atomically under a file lock.
+Entries are keyed by server name *and* exact URL, so a config pointing at another URL never receives the old
+token. A file that does not parse is never overwritten (the tokens in it may still be recoverable): reads see
+no credentials, writes fail closed with ``storeCorrupted``. This module stays free of the MCP SDK so status
+listing can use it without importing it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ _MAX_FILE_BYTES = 1024 * 1024
 Entry = dict[str, Any]
 """One server's record: ``tokens`` (RFC 6749 token response), ``clientInfo`` (RFC 7591 registration),
 ``expiresAt`` (epoch seconds of the access token's expiry, or None), ``metadata`` (discovered OAuth metadata,
-no secrets), ``updatedAt``."""
+no secrets), ``requestedScopes`` (what the login asked for), ``challengedScopes`` (the last ``insufficient_scope``
+challenge, for step-up), ``updatedAt``. A pre-registered client's secret is never stored (it stays in the
+environment)."""
 
 
 def entry_key(name: str, url: str) -> str:
@@ -97,6 +100,22 @@ class CredentialStore:
                 write_atomic(self.path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode(), 0o600)
         except Timeout as exc:
             raise AppError("serverBusy", "the credential store is locked by another writer; retry") from exc
+
+    def record_challenge(self, name: str, url: str, scopes: list[str]) -> None:
+        """Keep the scopes of the last ``insufficient_scope`` challenge of a logged-in (name, url)."""
+        self.update(name, url, lambda entry: {**entry, "challengedScopes": scopes} if entry else None)
+
+    def step_up_scopes(self, name: str, url: str) -> list[str] | None:
+        """After a challenge: its scopes together with those the previous login asked for; else None."""
+        entry = self.get(name, url) or {}
+        challenged = entry.get("challengedScopes")
+        if not isinstance(challenged, list) or not challenged:
+            return None
+        asked = entry.get("requestedScopes")
+        if not isinstance(asked, list):
+            granted = (entry.get("tokens") or {}).get("scope")
+            asked = granted.split() if isinstance(granted, str) else []
+        return list(dict.fromkeys(str(s) for s in [*asked, *challenged]))
 
     def put(self, name: str, url: str, entry: Entry) -> None:
         self.update(name, url, lambda _: entry)

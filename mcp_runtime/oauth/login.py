@@ -113,6 +113,29 @@ def _metadata_record(provider: Any) -> dict[str, Any]:
     }
 
 
+def _login_provider_class() -> Any:
+    """The SDK's provider, choosing a pre-registered client's token-endpoint authentication once metadata is known.
+
+    The client record is set before discovery, so its method is a guess (``client_secret_basic`` when it has
+    a secret); ``client_secret_post`` is used instead when the authorization server lists only that.
+    """
+    from mcp.client.auth import OAuthClientProvider
+
+    class _LoginProvider(OAuthClientProvider):
+        async def _perform_authorization(self) -> Any:
+            info, metadata = self.context.client_info, self.context.oauth_metadata
+            supported = metadata.token_endpoint_auth_methods_supported if metadata is not None else None
+            method = info.token_endpoint_auth_method if info is not None else None
+            if info is not None and info.client_secret and supported and method not in supported:
+                if "client_secret_post" in supported:
+                    info.token_endpoint_auth_method = "client_secret_post"
+                elif "client_secret_basic" in supported:
+                    info.token_endpoint_auth_method = "client_secret_basic"
+            return await super()._perform_authorization()
+
+    return _LoginProvider
+
+
 @dataclass(eq=False)
 class _Login:
     login_id: str
@@ -121,6 +144,8 @@ class _Login:
     scopes: list[str] | None
     policy: OriginPolicy
     timeout_s: float
+    http_timeout_s: float
+    client: Any
     on_done: LoginDone
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     finished: anyio.Event = field(default_factory=anyio.Event)
@@ -164,10 +189,15 @@ class OAuthLogins:
         *,
         scopes: list[str] | None = None,
         allowed_origins: list[str] | None = None,
+        client: Any = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        http_timeout_s: float = HTTP_TIMEOUT_S,
         on_done: LoginDone,
     ) -> LoginStarted:
         """Start a login; return as soon as the authorization URL is known, finish in the background.
+
+        ``client`` is a pre-registered client (``OAuthClientInformationFull``; no dynamic registration), or None.
+        Every HTTP request of the login is bounded by ``http_timeout_s``, the whole login by ``timeout_s``.
 
         A failure before the URL is known raises (``on_done`` is then never called). A running login for the
         same server is cancelled first and has completed (``cancelled``) before this one starts.
@@ -182,7 +212,7 @@ class OAuthLogins:
         if previous is not None:
             previous.cancel("a newer login for this server replaced this one")
             await previous.finished.wait()
-        login = _Login(secrets.token_urlsafe(16), name, url, scopes, policy, timeout_s, on_done)
+        login = _Login(secrets.token_urlsafe(16), name, url, scopes, policy, timeout_s, http_timeout_s, client, on_done)
         self._active[name] = login
         try:
             authorization_url: str = await self._tg.start(self._run, login)
@@ -237,12 +267,13 @@ class OAuthLogins:
 
     async def _flow(self, login: _Login, announce: Callable[[str], None]) -> None:
         import httpx2
-        from mcp.client.auth import OAuthClientProvider
         from mcp.client.auth.utils import extract_field_from_www_auth
         from mcp.shared.auth import AuthorizationCodeResult
 
+        _LoginProvider = _login_provider_class()
         async with CallbackServer(f"/oauth/callback/{login.login_id}") as callback:
             storage = MemoryTokenStorage()
+            storage.client_info = login.client
 
             async def redirect_handler(authorization_url: str) -> None:
                 login.policy.check(authorization_url, "authorization endpoint")
@@ -256,7 +287,7 @@ class OAuthLogins:
                 result = await callback.wait()
                 return AuthorizationCodeResult(code=result.code, state=result.state, iss=result.iss)
 
-            provider = OAuthClientProvider(
+            provider = _LoginProvider(
                 login.url,
                 _client_metadata(callback.redirect_uri, login.scopes),
                 storage,
@@ -264,8 +295,12 @@ class OAuthLogins:
                 callback_handler=callback_handler,
             )
 
+            bound = httpx2.Timeout(login.http_timeout_s).as_dict()
+
             async def check_request(request: httpx2.Request) -> None:
                 login.policy.check(str(request.url), "OAuth endpoint")
+                # The SDK's own requests (discovery, registration, token) get no client timeout from httpx2.
+                request.extensions.setdefault("timeout", bound)
 
             async def check_response(response: httpx2.Response) -> None:
                 if 300 <= response.status_code < 400:
@@ -275,7 +310,7 @@ class OAuthLogins:
                 httpx2.AsyncClient(
                     auth=provider,
                     follow_redirects=False,
-                    timeout=httpx2.Timeout(HTTP_TIMEOUT_S),
+                    timeout=httpx2.Timeout(login.http_timeout_s),
                     event_hooks={"request": [check_request], "response": [check_response]},
                 ) as client,
                 client.stream(
@@ -298,13 +333,16 @@ class OAuthLogins:
         if status == 403 and scope_error == "insufficient_scope":
             raise AppError("insufficientScope", "the granted scopes are not enough for this server")
         tokens = storage.tokens.model_dump(mode="json", exclude_none=True)
+        client_info = storage.client_info.model_dump(mode="json", exclude_none=True) if storage.client_info else None
+        if client_info is not None and login.client is not None:
+            client_info.pop("client_secret", None)  # a pre-registered secret stays in the environment
+        asked = provider.context.client_metadata.scope
         entry = {
             "tokens": tokens,
             "expiresAt": expires_at(tokens),
-            "clientInfo": storage.client_info.model_dump(mode="json", exclude_none=True)
-            if storage.client_info
-            else None,
+            "clientInfo": client_info,
             "metadata": _metadata_record(provider),
+            "requestedScopes": asked.split() if asked else [],
         }
         # Shielded: once the code is exchanged, a late cancel must not lose the tokens half-way.
         with anyio.CancelScope(shield=True):

@@ -31,28 +31,23 @@ def origin_of(url: str) -> str:
 
 
 class OriginPolicy:
-    """Every OAuth endpoint must be https (or loopback http) and is never followed through a redirect.
+    """Every OAuth endpoint must be https (or loopback http), on the MCP URL's own origin or on one listed in
+    ``oauth.allowedOrigins`` (absent = none listed), and is never followed through a redirect.
 
-    ``oauth.allowedOrigins``, when the config gives it (even empty), restricts the endpoints to those origins
-    plus the MCP URL's own. Without it the endpoints are the ones the server's own protected-resource metadata
-    names (the SDK checks issuer and resource), as in any MCP client; the host pins them by listing them.
+    A refusal names the origin (``originNotAllowed``, ``data.origin``): the host asks the user and adds it with
+    ``mcpServer/update`` (consent), then retries. It is raised before any request is sent there.
     """
 
     def __init__(self, server_url: str, allowed_origins: Iterable[str] | None) -> None:
-        self.allowed: frozenset[str] | None = (
-            None
-            if allowed_origins is None
-            else frozenset({origin_of(server_url), *(origin_of(o) for o in allowed_origins)})
-        )
+        self.allowed = frozenset({origin_of(server_url), *(origin_of(o) for o in allowed_origins or ())})
 
     def check(self, url: str, what: str) -> None:
         check_url(url, field=what)
         found = origin_of(url)
-        if self.allowed is not None and found not in self.allowed:
+        if found not in self.allowed:
             raise AppError(
-                "oauthFailed",
+                "originNotAllowed",
                 f"the {what} is on {found}, which is neither the server's origin nor listed in oauth.allowedOrigins",
-                step="policy",
                 origin=found,
             )
 

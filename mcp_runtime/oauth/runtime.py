@@ -1,73 +1,156 @@
-"""Runtime OAuth for a live MCP connection: stored tokens, SDK refresh, never an interactive login.
+"""Runtime OAuth for live MCP connections: one shared credential per server name + exact URL, never a login.
 
-Subclasses the SDK's ``OAuthClientProvider`` and replaces only its orchestration (``_auth_flow``): the refresh
-request and the handling of its response (client authentication, ``resource``, rotation, carrying the scope
-and refresh token forward, storage) are the SDK's own ``_refresh_token`` / ``_handle_refresh_response``.
+``shared_auth`` is the one place connections get their ``httpx2.Auth``: it hands every connection to the same
+(data dir, name, URL) — the management connection and each thread's — the same provider object. Its state
+(tokens, expiry, registration, discovered metadata) is therefore read afresh by every request of every
+connection, and its lock merges refreshes across all of them: a request that finds the token already
+replaced by another task retries with it instead of refreshing again, so a rotating refresh token is spent
+by exactly one refresh. A change of the credential file by someone else (a login) is picked up by the next
+request (the file's stat is compared on each request, the file is re-read only when it changed).
 
-Why not the SDK's flow as is: it holds its lock while each request is in flight (all calls through a provider
-would be serialized until their response headers arrive), it answers a 401 with a full interactive login
-instead of a refresh, and on a restart it forgets the token's expiry and the discovered token endpoint. Here
-the lock is taken only to refresh, so concurrent refreshes are merged: a request that finds the token already
-replaced by another task retries with it instead of refreshing again.
+The providers subclass the SDK's ``OAuthClientProvider`` (and, for machine clients, the SDK's
+``ClientCredentialsOAuthProvider``) and replace only the orchestration (``_auth_flow``): requests of the
+refresh and client-credentials grants and the handling of their responses (client authentication,
+``resource``, rotation, issuer checks, storage) are the SDK's own. Why not the SDK's flow as is: it holds its
+lock while each request is in flight (all calls of all connections would be serialized), it answers a 401
+with a full interactive login, and on a restart it forgets the expiry and the discovered token endpoint.
 
 A failure is never raised from the auth flow: inside the SDK's streamable HTTP transport an exception there
 kills the whole POST writer. The failed response is instead rewritten into the transport's synthetic JSON-RPC
-error (``data.mcpAppServerReason``), so that one request fails with ``authRequired``,
-``reauthenticationRequired`` or ``insufficientScope`` and the connection code maps it like any refusal.
+error (``data.mcpAppServerReason``), so that one request fails with a typed reason.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
+import os
+import weakref
+from collections.abc import AsyncGenerator, Mapping
+from pathlib import Path
+from typing import Any
 
+import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.utils import extract_field_from_www_auth
-from mcp.shared.auth import OAuthClientMetadata, OAuthMetadata, ProtectedResourceMetadata
+from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.client.auth.utils import (
+    build_oauth_authorization_server_metadata_discovery_urls,
+    build_protected_resource_metadata_discovery_urls,
+    create_oauth_metadata_request,
+    extract_field_from_www_auth,
+    handle_auth_metadata_response,
+    handle_protected_resource_response,
+    validate_metadata_issuer,
+)
+from mcp.shared.auth import (
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthMetadata,
+    OAuthToken,
+    ProtectedResourceMetadata,
+)
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
-from mcp_runtime.oauth.policy import OriginPolicy, silence_sdk_auth_logging
+from mcp_runtime.oauth.policy import OriginPolicy, sdk_failure, silence_sdk_auth_logging
 from mcp_runtime.transport import REASON_MARKER
+from protocol.config import OAuthSettings
 from protocol.jsonrpc import REASON_CODES, AppError
 
 _NO_REDIRECT = "http://127.0.0.1/unused"
 """Registration metadata needs a redirect URI; the runtime provider never authorizes, so it is never used."""
 
+_FileStamp = tuple[int, int, int] | None
 
-class RuntimeOAuth(OAuthClientProvider):
-    """An ``httpx2.Auth`` over the stored credentials of one (name, url)."""
 
-    def __init__(self, name: str, url: str, store: CredentialStore, allowed_origins: list[str] | None) -> None:
-        silence_sdk_auth_logging()
-        super().__init__(
-            url,
-            OAuthClientMetadata(redirect_uris=[_NO_REDIRECT]),  # type: ignore[list-item]
-            StoredTokenStorage(store, name, url),
+def client_secret(settings: OAuthSettings | None, env: Mapping[str, str]) -> str | None:
+    """The pre-registered client's secret from the environment; ``missingEnvVar`` when the variable is unset."""
+    if settings is None or settings.client_secret_env_var is None:
+        return None
+    value = env.get(settings.client_secret_env_var)
+    if not value:
+        raise AppError(
+            "missingEnvVar",
+            f"environment variable {settings.client_secret_env_var} (oauth.clientSecretEnvVar) is not set",
+            variable=settings.client_secret_env_var,
         )
-        self._policy = OriginPolicy(url, allowed_origins)
+    return value
+
+
+def pre_registered_client(settings: OAuthSettings, secret: str | None, stored: dict[str, Any] | None) -> Any:
+    """The configured client id (and secret) over what the store remembers (auth method, issuer)."""
+    method = "none" if secret is None else "client_secret_basic"
+    info: dict[str, Any] = {"token_endpoint_auth_method": method, **(stored or {}), "client_id": settings.client_id}
+    info.pop("client_secret", None)  # only ever the configured one
+    if secret is not None:
+        info["client_secret"] = secret
+    return OAuthClientInformationFull.model_validate({**info, "redirect_uris": None})
+
+
+class _SharedFlow:
+    """The orchestration shared by user and machine providers (mixed in before an SDK provider class)."""
+
+    context: Any
+    _initialized: bool
+
+    def _setup(
+        self,
+        name: str,
+        url: str,
+        store: CredentialStore,
+        settings: OAuthSettings | None,
+        timeout_s: float,
+        secret: str | None,
+    ) -> None:
+        self._policy = OriginPolicy(url, settings.allowed_origins if settings is not None else None)
+        self._store, self._name, self._url = store, name, url
+        self._settings, self._secret = settings, secret
+        self._timeout = httpx2.Timeout(timeout_s)
+        self._stamp: _FileStamp = None
         self._had_tokens = False
 
-    async def _initialize(self) -> None:
-        """Load tokens, registration, the absolute expiry and the discovered metadata (one file read)."""
-        import anyio
+    def _file_stamp(self) -> _FileStamp:
+        try:
+            st = os.stat(self._store.path)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
 
-        storage: StoredTokenStorage = self.context.storage  # type: ignore[assignment]
+    def _client_override(self, stored: dict[str, Any] | None) -> Any:
+        """The client registration to use: the stored one, or the configured pre-registered client."""
+        if self._settings is not None and self._settings.client_id is not None:
+            return pre_registered_client(self._settings, self._secret, stored)
+        return OAuthClientInformationFull.model_validate(stored) if isinstance(stored, dict) else None
+
+    async def _initialize(self) -> None:
+        """(Re)load tokens, registration, the absolute expiry and the discovered metadata (one file read)."""
+        self._stamp = self._file_stamp()
+        storage: StoredTokenStorage = self.context.storage
         entry = await anyio.to_thread.run_sync(storage.entry) or {}
-        self.context.current_tokens = await storage.get_tokens()
-        self.context.client_info = await storage.get_client_info()
+        tokens = entry.get("tokens")
+        self.context.current_tokens = OAuthToken.model_validate(tokens) if isinstance(tokens, dict) else None
+        self.context.client_info = self._client_override(entry.get("clientInfo"))
         self.context.token_expiry_time = entry.get("expiresAt")
         metadata = entry.get("metadata") or {}
-        if metadata.get("protectedResource"):
-            self.context.protected_resource_metadata = ProtectedResourceMetadata.model_validate(
-                metadata["protectedResource"]
-            )
-        if metadata.get("authorizationServer"):
-            self.context.oauth_metadata = OAuthMetadata.model_validate(metadata["authorizationServer"])
+        prm, asm = metadata.get("protectedResource"), metadata.get("authorizationServer")
+        self.context.protected_resource_metadata = ProtectedResourceMetadata.model_validate(prm) if prm else None
+        self.context.oauth_metadata = OAuthMetadata.model_validate(asm) if asm else None
         self.context.auth_server_url = metadata.get("authServerUrl")
-        self._had_tokens = self.context.current_tokens is not None
+        self._had_tokens = self._had_tokens or self.context.current_tokens is not None
         self._initialized = True
+
+    async def _send(self, client: httpx2.AsyncClient, request: httpx2.Request, what: str) -> httpx2.Response:
+        """Send one request of the flow: its origin must be allowed (checked before sending); never redirected."""
+        self._policy.check(str(request.url), what)
+        return await client.send(request)
+
+    def _oauth_client(self) -> httpx2.AsyncClient:
+        """The flow's own HTTP client, bounded by the startup timeout.
+
+        Not the connection's client: a network error of a request sent by the auth flow would escape the
+        transport's request task and end the whole connection; here it becomes a typed failure.
+        """
+        return httpx2.AsyncClient(timeout=self._timeout, follow_redirects=False)
 
     def _access_token(self) -> str | None:
         tokens = self.context.current_tokens
@@ -81,54 +164,48 @@ class RuntimeOAuth(OAuthClientProvider):
             )
         return AppError("authRequired", "the server requires an OAuth login (mcpServer/oauth/login)")
 
-    async def _ensure_token(self, seen: str | None) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        """Under the lock: refresh, unless another task already replaced the token ``seen`` was sent with.
+    async def _obtain(self) -> None:
+        """Get a new access token (called under the lock when the current one is missing or refused)."""
+        if not self.context.can_refresh_token():
+            return
+        refresh_request = await self._refresh_token()  # type: ignore[attr-defined]
+        async with self._oauth_client() as client:
+            response = await self._send(client, refresh_request, "token endpoint")
+        if 300 <= response.status_code < 400 or not await self._handle_refresh_response(response):  # type: ignore[attr-defined]
+            self.context.clear_tokens()
+        self._stamp = self._file_stamp()  # our own write: no need to read it back
 
-        On a failed refresh ``current_tokens`` is cleared (by the SDK), so later requests go without a token.
+    async def _ensure_token(self, seen: str | None) -> AppError | None:
+        """A new token, unless another task already replaced the token ``seen`` was sent with; the failure if any.
+
+        Under the lock, so refreshes of all connections are merged. A failed refresh clears ``current_tokens``
+        (later requests go without a token, and fail typed, until the credential file changes: a login). A
+        refused origin or an unreachable endpoint keeps them: the next request tries again.
         """
         async with self.context.lock:
-            if not self._initialized:
+            if not self._initialized or self._stamp != self._file_stamp():
                 await self._initialize()
             current = self._access_token()
-            if (current is not None and current != seen) or not self.context.can_refresh_token():
-                return
-            refresh_request = await self._refresh_token()
-            self._policy.check(str(refresh_request.url), "token endpoint")
-            response = yield refresh_request
-            if 300 <= response.status_code < 400 or not await self._handle_refresh_response(response):
-                self.context.clear_tokens()
+            if current is not None and current != seen:
+                return None
+            try:
+                await self._obtain()
+            except Exception as exc:  # an origin refusal, an issuer mismatch, an unreachable endpoint
+                return sdk_failure(exc)
+            return None
 
-    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+    async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        """Token, request, one merged refresh on 401; the OAuth requests go through ``_oauth_client``."""
         self.context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
         failure: AppError | None = None
-        if not self._initialized or self._access_token() is None:
-            step = self._ensure_token(None)
-            try:
-                outgoing = await step.__anext__()
-                while True:
-                    outgoing = await step.asend((yield outgoing))
-            except StopAsyncIteration:
-                pass
-            except AppError as exc:  # the origin policy refused the token endpoint
-                failure = exc
-            finally:
-                await step.aclose()
+        if not self._initialized or self._stamp != self._file_stamp() or self._access_token() is None:
+            failure = await self._ensure_token(None)
         sent = self._access_token()
         if sent is not None:
             request.headers["Authorization"] = f"Bearer {sent}"
         response = yield request
         if response.status_code == 401 and failure is None:
-            step = self._ensure_token(sent)
-            try:
-                outgoing = await step.__anext__()
-                while True:
-                    outgoing = await step.asend((yield outgoing))
-            except StopAsyncIteration:
-                pass
-            except AppError as exc:
-                failure = exc
-            finally:
-                await step.aclose()
+            failure = await self._ensure_token(sent)
             retry_with = self._access_token()
             if failure is None and retry_with is not None and retry_with != sent:
                 request.headers["Authorization"] = f"Bearer {retry_with}"
@@ -137,26 +214,146 @@ class RuntimeOAuth(OAuthClientProvider):
             await _refuse(response, failure or self._missing())
         elif response.status_code == 403 and extract_field_from_www_auth(response, "error") == "insufficient_scope":
             required = (extract_field_from_www_auth(response, "scope") or "").split()
+            await self._record_challenge(required)
             await _refuse(
                 response,
                 AppError(
                     "insufficientScope",
-                    "the OAuth token lacks a scope this request needs; log in again with requiredScopes",
+                    "the OAuth token lacks a scope this request needs; log in again (mcpServer/oauth/login)",
                     requiredScopes=required,
                 ),
             )
 
-    async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        """Drive ``_auth_flow`` without following redirects of its own requests (the SDK follows same-origin)."""
-        flow = self._auth_flow(request)
+    async def _record_challenge(self, scopes: list[str]) -> None:
+        """Remember the challenge's scopes: the next login without ``scopes`` asks for them (step-up)."""
         try:
-            outgoing = await flow.__anext__()
-            while True:
-                outgoing = await flow.asend((yield outgoing))
-        except StopAsyncIteration:
-            return
-        finally:
-            await flow.aclose()
+            await anyio.to_thread.run_sync(self._store.record_challenge, self._name, self._url, scopes)
+        except AppError:
+            return  # an unreadable or busy store: the call still fails typed, only the hint is lost
+        self._stamp = self._file_stamp()
+
+
+class UserOAuth(_SharedFlow, OAuthClientProvider):
+    """Tokens from an interactive login (dynamic or pre-registered client), kept fresh by refresh."""
+
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        store: CredentialStore,
+        settings: OAuthSettings | None,
+        timeout_s: float,
+        secret: str | None,
+    ) -> None:
+        silence_sdk_auth_logging()
+        OAuthClientProvider.__init__(
+            self,
+            url,
+            OAuthClientMetadata(redirect_uris=[_NO_REDIRECT]),  # type: ignore[list-item]
+            StoredTokenStorage(store, name, url),
+        )
+        self._setup(name, url, store, settings, timeout_s, secret)
+
+
+class MachineOAuth(_SharedFlow, ClientCredentialsOAuthProvider):
+    """A machine client (``grant: clientCredentials``): a token is fetched on start and again on expiry."""
+
+    def __init__(
+        self, name: str, url: str, store: CredentialStore, settings: OAuthSettings, timeout_s: float, secret: str
+    ) -> None:
+        silence_sdk_auth_logging()
+        assert settings.client_id is not None and settings.expected_issuer is not None
+        ClientCredentialsOAuthProvider.__init__(
+            self,
+            url,
+            StoredTokenStorage(store, name, url),
+            client_id=settings.client_id,
+            client_secret=secret,
+            scope=" ".join(settings.scopes) if settings.scopes else None,
+            issuer=settings.expected_issuer,
+        )
+        self._setup(name, url, store, settings, timeout_s, secret)
+        self._had_tokens = True  # a failure is never "log in": there is no login for a machine client
+
+    def _client_override(self, stored: dict[str, Any] | None) -> Any:
+        return self._fixed_client_info
+
+    def _missing(self) -> AppError:
+        return AppError("oauthFailed", "the client-credentials grant did not yield an access token", step="token")
+
+    async def _obtain(self) -> None:
+        """Discovery (when the metadata of the expected issuer is not known yet), then the SDK's grant request."""
+        async with self._oauth_client() as client:
+            metadata = self.context.oauth_metadata
+            if metadata is None or str(metadata.issuer).rstrip("/") != str(self._issuer).rstrip("/"):
+                await self._discover(client)
+            token_request = await self._exchange_token_client_credentials()
+            response = await self._send(client, token_request, "token endpoint")
+        if 300 <= response.status_code < 400:
+            raise AppError("redirectRejected", "the token endpoint answered with a redirect; redirects are refused")
+        await self._handle_token_response(response)
+        self._stamp = self._file_stamp()
+
+    async def _discover(self, client: httpx2.AsyncClient) -> None:
+        """Protected-resource, then authorization-server metadata, with the SDK's parsers and issuer check."""
+        for url in build_protected_resource_metadata_discovery_urls(None, self.context.server_url):
+            response = await self._send(client, create_oauth_metadata_request(url), "protected resource metadata")
+            prm = await handle_protected_resource_response(response)
+            if prm:
+                await self._validate_resource_match(prm)
+                self.context.protected_resource_metadata = prm
+                self.context.auth_server_url = self._select_authorization_server(
+                    [str(server) for server in prm.authorization_servers]
+                )
+                break
+        discovery = build_oauth_authorization_server_metadata_discovery_urls(
+            self.context.auth_server_url, self.context.server_url
+        )
+        for url in discovery:
+            response = await self._send(client, create_oauth_metadata_request(url), "authorization server metadata")
+            ok, asm = await handle_auth_metadata_response(response)
+            if not ok:
+                break
+            if asm:
+                validate_metadata_issuer(asm, self._expected_issuer())
+                self.context.oauth_metadata = asm
+                break
+
+
+_SHARED: weakref.WeakValueDictionary[tuple[str, str, str], _SharedFlow] = weakref.WeakValueDictionary()
+_FINGERPRINTS: dict[int, tuple[Any, ...]] = {}
+
+
+def shared_auth(
+    name: str,
+    url: str,
+    settings: OAuthSettings | None,
+    data_dir: Path,
+    *,
+    timeout_s: float,
+    env: Mapping[str, str] | None = None,
+) -> httpx2.Auth:
+    """The ``httpx2.Auth`` of every connection to (name, url): the same object while the settings are the same.
+
+    Raises ``missingEnvVar`` when a configured client secret is not in the environment.
+    """
+    environment = os.environ if env is None else env
+    secret = client_secret(settings, environment)
+    key = (str(data_dir), name, url)
+    fingerprint = (settings.model_dump() if settings is not None else None, secret, timeout_s)
+    provider = _SHARED.get(key)
+    if provider is not None and _FINGERPRINTS.get(id(provider)) == fingerprint:
+        return provider  # type: ignore[return-value]
+    store = CredentialStore(data_dir)
+    if settings is not None and settings.grant == "clientCredentials":
+        assert secret is not None
+        provider = MachineOAuth(name, url, store, settings, timeout_s, secret)
+    else:
+        provider = UserOAuth(name, url, store, settings, timeout_s, secret)
+    _SHARED[key] = provider
+    _FINGERPRINTS[id(provider)] = fingerprint
+    weakref.finalize(provider, _FINGERPRINTS.pop, id(provider), None)
+    return provider  # type: ignore[return-value]
 
 
 async def _refuse(response: httpx2.Response, error: AppError) -> None:

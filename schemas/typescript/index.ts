@@ -222,11 +222,20 @@ export interface OAuthLoginResult {
   loginId: string;
 }
 
-/** OAuth options; `clientId`/`resource` are accepted in shape only to be refused as unsupported. */
+/**
+ * OAuth options (SPEC §5): scopes, trusted origins, a pre-registered or machine client.
+ *
+ * `clientSecret` and `resource` are accepted in shape only, to be refused with a typed reason
+ * (`inlineSecret`, `unsupported`): secrets come only from the environment (`clientSecretEnvVar`).
+ */
 export interface OAuthSettings {
   scopes?: string[];
   allowedOrigins?: string[];
+  grant?: "authorizationCode" | "clientCredentials";
   clientId?: string;
+  clientSecretEnvVar?: string;
+  clientSecret?: string;
+  expectedIssuer?: string;
   resource?: string;
 }
 

@@ -1,24 +1,33 @@
 """Client for the MCP conformance harness that makes the scenario's calls *through the daemon*.
 
 The harness (``conformance client --command "<python> daemon_client_driver.py" --scenario NAME``) starts the
-scenario's server, then runs this command with the server URL appended as the last argument and the scenario
-name in ``MCP_CONFORMANCE_SCENARIO``. This driver behaves like a desktop host of the daemon:
+scenario's server, then runs this command with the server URL appended as the last argument, the scenario
+name in ``MCP_CONFORMANCE_SCENARIO`` and, for scenarios with pre-registered credentials, the client id and
+secret in ``MCP_CONFORMANCE_CONTEXT``. This driver behaves like a desktop host of the daemon:
 
 1. spawn ``python -m app_server --data-dir <tmp>`` (``tests/daemon_client.py``) and ``initialize``;
-2. ``mcpServer/create {name, config: {type: "http", url}}`` — with ``oauth: {}`` for ``auth/*`` scenarios;
-3. when the server needs a login (an ``auth/*`` scenario, or ``mcpServer/start`` failing with
+2. ``mcpServer/create {name, config: {type: "http", url}}`` — with ``oauth: {}`` for ``auth/*`` scenarios,
+   ``oauth: {clientId, clientSecretEnvVar}`` when the context hands over a pre-registered client, and
+   ``oauth: {grant: "clientCredentials", clientId, clientSecretEnvVar, expectedIssuer}`` for
+   ``auth/client-credentials-basic``. The secret reaches the daemon only through its environment
+   (``CONFORMANCE_CLIENT_SECRET``). The expected issuer is what the host's administrator would enter; here
+   the driver looks it up once from the server's protected-resource metadata and the authorization server's
+   metadata (the harness gives no other source);
+3. when the server needs a login (an ``auth/*`` scenario with a user, or ``mcpServer/start`` failing with
    ``authRequired``/``reauthenticationRequired``, which switches the config to ``oauth: {}``):
    ``mcpServer/oauth/login {name}`` → ``authorizationUrl``; play the browser (GET it without following
    redirects, then GET each ``Location`` until the daemon's loopback callback has answered) and wait for
    ``mcpServer/oauthLogin/completed``;
 4. ``mcpServer/start {name}``, ``thread/start {servers: [name]}``, then the scenario's tool call through
    ``mcpServer/tool/call`` (``test-tool {}`` for ``auth/*``, ``add_numbers {a:5,b:3}`` for ``tools_call``;
-   none for ``initialize`` — starting the server already initialized and listed tools). A call refused with
-   ``insufficientScope`` is retried once after a fresh login (step-up), as a host would.
+   none for ``initialize`` — starting the server already initialized and listed tools).
 
-With ``--allow-reported-origins`` (or ``CONFORMANCE_ALLOW_REPORTED_ORIGINS=1``) the host also "asks the user"
-when a login is refused because an OAuth endpoint is on a foreign origin, and on consent adds that origin
-(``error.data.origin``) to ``oauth.allowedOrigins`` and retries the login.
+Host behaviour on typed refusals, as SPEC §5/§6 describe it:
+- ``-32012 originNotAllowed`` (a login, or a machine client's start): the host asks the user whether to sign
+  in through ``error.data.origin``; the user consents, the host adds it to ``oauth.allowedOrigins`` with
+  ``mcpServer/update`` and retries;
+- ``insufficientScope`` on a tool call: the host logs in again *without naming scopes* (the daemon asks for
+  the challenged scopes together with the previous ones) and retries the call once.
 
 Exit code 0 on success; non-zero with a one-line typed reason on stderr otherwise. Set
 ``CONFORMANCE_DRIVER_DEBUG=1`` to also print the daemon's stderr log tail.
@@ -35,8 +44,8 @@ import time
 from pathlib import Path
 from typing import Any
 from urllib.error import HTTPError
-from urllib.parse import urljoin
-from urllib.request import HTTPRedirectHandler, Request, build_opener
+from urllib.parse import urljoin, urlsplit
+from urllib.request import HTTPRedirectHandler, Request, build_opener, urlopen
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -46,12 +55,8 @@ from tests.daemon_client import Daemon, DaemonError  # noqa: E402
 SERVER = "conformance"
 TIMEOUT = 25.0
 AUTH_REASONS = {"authRequired", "reauthenticationRequired"}
-# Opt-in host behaviour: when a login is refused because an OAuth endpoint is on a foreign origin (reason
-# oauthFailed, step policy, data.origin), "the user consents": the origin goes into oauth.allowedOrigins and
-# the login is retried. Off by default (a config of just ``oauth: {}``).
-ALLOW_REPORTED_ORIGINS = (
-    os.environ.get("CONFORMANCE_ALLOW_REPORTED_ORIGINS") == "1" or "--allow-reported-origins" in sys.argv
-)
+SECRET_VAR = "CONFORMANCE_CLIENT_SECRET"
+CONSENTS = 4
 
 
 class DriverFailure(Exception):
@@ -91,26 +96,25 @@ def call(daemon: Daemon, method: str, params: Any, timeout: float = TIMEOUT) -> 
     return daemon.request(method, params, timeout=timeout)
 
 
-def login(daemon: Daemon, config: dict[str, Any], scopes: list[str] | None = None) -> None:
-    params: dict[str, Any] = {"name": SERVER, "timeoutSecs": 60}
-    if scopes:
-        params["scopes"] = scopes
-    for _ in range(4):
+def with_consent(daemon: Daemon, config: dict[str, Any], method: str, params: Any, timeout: float = TIMEOUT) -> Any:
+    """``method``, retried after the user consents to each OAuth origin the daemon refuses (``originNotAllowed``)."""
+    for _ in range(CONSENTS):
         try:
-            started = call(daemon, "mcpServer/oauth/login", params)
-            break
+            return call(daemon, method, params, timeout)
         except DaemonError as exc:
             origin = exc.data.get("origin")
-            if not (ALLOW_REPORTED_ORIGINS and exc.reason == "oauthFailed" and exc.data.get("step") == "policy"):
-                raise
-            if not origin or origin in config["oauth"].get("allowedOrigins", []):
+            if exc.reason != "originNotAllowed" or not origin or origin in config["oauth"].get("allowedOrigins", []):
                 raise
             # The host asks the user "allow sign-in through <origin>?"; the user says yes.
-            print(f"login refused for origin {origin}; adding it to oauth.allowedOrigins", file=sys.stderr)
+            print(f"{method} refused for origin {origin}; the user consents, adding it", file=sys.stderr)
             config["oauth"].setdefault("allowedOrigins", []).append(origin)
             call(daemon, "mcpServer/update", {"name": SERVER, "config": config})
-    else:
-        raise DriverFailure("login kept being refused by the origin policy")
+    raise DriverFailure(f"{method} kept being refused by the origin policy")
+
+
+def login(daemon: Daemon, config: dict[str, Any]) -> None:
+    """A login as a host starts it: never naming scopes (the daemon knows the configured and challenged ones)."""
+    started = with_consent(daemon, config, "mcpServer/oauth/login", {"name": SERVER, "timeoutSecs": 60})
     login_id = started["loginId"]
     visited = play_browser(started["authorizationUrl"])
     print(f"browser visited: {visited}", file=sys.stderr)
@@ -123,8 +127,35 @@ def login(daemon: Daemon, config: dict[str, Any], scopes: list[str] | None = Non
     print("oauth login completed", file=sys.stderr)
 
 
-def start(daemon: Daemon) -> Any:
+def start(daemon: Daemon, config: dict[str, Any]) -> Any:
+    if "oauth" in config:
+        return with_consent(daemon, config, "mcpServer/start", {"name": SERVER}, timeout=60)
     return call(daemon, "mcpServer/start", {"name": SERVER}, timeout=60)
+
+
+def lookup_issuer(url: str) -> str:
+    """What an administrator enters as ``expectedIssuer``: the issuer of the server's authorization server."""
+    parts = urlsplit(url)
+    prm_url = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+    with urlopen(prm_url, timeout=TIMEOUT) as response:
+        server = json.load(response)["authorization_servers"][0].rstrip("/")
+    as_parts = urlsplit(server)
+    metadata_url = f"{as_parts.scheme}://{as_parts.netloc}/.well-known/oauth-authorization-server{as_parts.path}"
+    with urlopen(metadata_url, timeout=TIMEOUT) as response:
+        return str(json.load(response)["issuer"])
+
+
+def oauth_config(scenario: str, url: str, context: dict[str, Any]) -> dict[str, Any] | None:
+    if not scenario.startswith("auth/"):
+        return None
+    if "client_id" not in context:
+        return {}
+    oauth: dict[str, Any] = {"clientId": context["client_id"]}
+    if context.get("client_secret"):
+        oauth["clientSecretEnvVar"] = SECRET_VAR
+    if scenario.startswith("auth/client-credentials"):
+        oauth.update(grant="clientCredentials", expectedIssuer=lookup_issuer(url))
+    return oauth
 
 
 def scenario_call(scenario: str) -> tuple[str, dict[str, Any]] | None:
@@ -135,17 +166,17 @@ def scenario_call(scenario: str) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
-def run(daemon: Daemon, url: str, scenario: str) -> None:
+def run(daemon: Daemon, url: str, scenario: str, context: dict[str, Any]) -> None:
     daemon.initialize()
     config: dict[str, Any] = {"type": "http", "url": url}
-    needs_auth = scenario.startswith("auth/")
-    if needs_auth:
-        config["oauth"] = {}
+    oauth = oauth_config(scenario, url, context)
+    if oauth is not None:
+        config["oauth"] = oauth
     call(daemon, "mcpServer/create", {"name": SERVER, "config": config})
-    if needs_auth:
+    if oauth is not None and oauth.get("grant") != "clientCredentials":
         login(daemon, config)
     try:
-        start(daemon)
+        start(daemon, config)
     except DaemonError as exc:
         if exc.reason not in AUTH_REASONS or "oauth" in config:
             raise
@@ -153,7 +184,7 @@ def run(daemon: Daemon, url: str, scenario: str) -> None:
         config["oauth"] = {}
         call(daemon, "mcpServer/update", {"name": SERVER, "config": config})
         login(daemon, config)
-        start(daemon)
+        start(daemon, config)
     status = call(daemon, "mcpServerStatus/list", {"serverName": SERVER})["data"][0]
     print(f"server {status['runtimeStatus']}, tools: {sorted(status.get('tools') or {})}", file=sys.stderr)
 
@@ -168,9 +199,9 @@ def run(daemon: Daemon, url: str, scenario: str) -> None:
     except DaemonError as exc:
         if exc.reason != "insufficientScope":
             raise
-        # Step-up: a host logs in again (with the scopes the error names, if any) and retries once.
+        # Step-up: the host logs in again, without naming scopes, and retries once.
         print(f"tool call refused ({exc.reason}); logging in again", file=sys.stderr)
-        login(daemon, config, exc.data.get("scopes") or exc.data.get("requiredScopes"))
+        login(daemon, config)
         result = call(daemon, "mcpServer/tool/call", params, timeout=60)
     if result.get("isError"):
         raise DriverFailure(f"tool {tool} returned isError: {json.dumps(result.get('content'))[:300]}")
@@ -192,12 +223,16 @@ def main() -> int:
         return 2
     url = sys.argv[-1]
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    env = {k: v for k, v in os.environ.items() if k != "MCP_CONFORMANCE_CONTEXT"}
+    if context.get("client_secret"):
+        env[SECRET_VAR] = str(context["client_secret"])
     workdir = Path(tempfile.mkdtemp(prefix="conformance-daemon-"))
-    daemon = Daemon(workdir / "data")
+    daemon = Daemon(workdir / "data", env=env)
     code = 0
     started = time.monotonic()
     try:
-        run(daemon, url, scenario)
+        run(daemon, url, scenario, context)
         print(f"ok in {time.monotonic() - started:.1f}s", file=sys.stderr)
     except (DaemonError, DriverFailure, TimeoutError) as exc:
         print(f"daemon driver FAILED ({scenario}): {describe(exc)}", file=sys.stderr)

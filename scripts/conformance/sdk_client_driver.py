@@ -10,13 +10,15 @@ name in ``MCP_CONFORMANCE_SCENARIO``. What we do is what the harness' own refere
   redirect handler plays the browser (GET the authorization URL without following redirects and read the
   ``code``/``state``/``iss`` off the ``Location`` header, which points at our never-served redirect URI),
   with in-memory token storage and the reference client's CIMD URL as ``client_metadata_url``;
-- ``tools_call``: ``tools/call add_numbers {a: 5, b: 3}`` (the tool that scenario's server exposes).
+- ``tools_call``: ``tools/call add_numbers {a: 5, b: 3}`` (the tool that scenario's server exposes);
+- pre-registered and machine clients from the credentials in ``MCP_CONFORMANCE_CONTEXT``.
 
 Exit code 0 on success; non-zero with a one-line reason on stderr otherwise.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import traceback
@@ -87,10 +89,29 @@ class Browser:
         return AuthorizationCodeResult(code=result.get("code"), state=result.get("state"), iss=result.get("iss"))
 
 
-def oauth_provider(server_url: str, browser: Browser) -> Any:
-    from mcp.client.auth import OAuthClientProvider
-    from mcp.shared.auth import OAuthClientMetadata
+def oauth_provider(server_url: str, browser: Browser, scenario: str, context: dict[str, Any]) -> Any:
+    """The SDK provider the scenario needs: dynamic/CIMD registration, a pre-registered client, or a machine client.
 
+    For a pre-registered or machine client the harness hands over ``client_id``/``client_secret`` in
+    ``MCP_CONFORMANCE_CONTEXT``; a machine client runs without ``issuer`` (the SDK then uses whichever
+    authorization server discovery yields).
+    """
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+    from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
+
+    storage = MemoryStorage()
+    if scenario.startswith("auth/client-credentials"):
+        return ClientCredentialsOAuthProvider(
+            server_url, storage, client_id=context["client_id"], client_secret=context["client_secret"]
+        )
+    if "client_id" in context:
+        storage.client_info = OAuthClientInformationFull(
+            client_id=context["client_id"],
+            client_secret=context.get("client_secret"),
+            redirect_uris=[REDIRECT_URI],
+            token_endpoint_auth_method="client_secret_basic" if context.get("client_secret") else "none",
+        )
     metadata = OAuthClientMetadata(
         client_name="sdk-conformance-client",
         redirect_uris=[REDIRECT_URI],
@@ -101,10 +122,10 @@ def oauth_provider(server_url: str, browser: Browser) -> Any:
     return OAuthClientProvider(
         server_url,
         metadata,
-        MemoryStorage(),
+        storage,
         redirect_handler=browser.redirect_handler,
         callback_handler=browser.callback_handler,
-        client_metadata_url=CIMD_CLIENT_METADATA_URL,
+        client_metadata_url=None if "client_id" in context else CIMD_CLIENT_METADATA_URL,
     )
 
 
@@ -117,13 +138,13 @@ def scenario_call(scenario: str) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
-async def run(server_url: str, scenario: str) -> None:
+async def run(server_url: str, scenario: str, context: dict[str, Any]) -> None:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     browser = Browser()
-    auth = oauth_provider(server_url, browser) if scenario.startswith("auth/") else None
+    auth = oauth_provider(server_url, browser, scenario, context) if scenario.startswith("auth/") else None
     async with httpx2.AsyncClient(auth=auth, timeout=httpx2.Timeout(30, read=300)) as http:
         transport = streamable_http_client(server_url, http_client=http)
         async with Client(transport, mode="legacy", raise_exceptions=True) as client:
@@ -146,7 +167,7 @@ def main() -> int:
     server_url = sys.argv[-1]
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     try:
-        anyio.run(run, server_url, scenario)
+        anyio.run(run, server_url, scenario, json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"))
     except BaseException as exc:  # report anything, including exception groups
         if os.environ.get("CONFORMANCE_DRIVER_DEBUG"):
             traceback.print_exc()
