@@ -95,9 +95,9 @@ def test_non_finite_arguments_never_reach_the_server(session: tuple[Daemon, str,
     daemon, thread_id, record = session
     # 1e999 is valid JSON and parses as Infinity: it must be refused, never sent on as null.
     line = (
-        '{"jsonrpc":"2.0","id":"inf","method":"mcpServer/tool/call","params":{"threadId":"%s","server":"bad",'
-        '"tool":"echo","arguments":{"text":"x","huge":1e999,"deep":[{"small":-1e999}]}}}\n' % thread_id
-    )
+        '{"jsonrpc":"2.0","id":"inf","method":"mcpServer/tool/call","params":{"threadId":"THREAD","server":"bad",'
+        '"tool":"echo","arguments":{"text":"x","huge":1e999,"deep":[{"small":-1e999}]}}}\n'
+    ).replace("THREAD", thread_id)
     daemon.send_raw(line.encode())
     error = DaemonError(daemon.wait_response("inf", CALL_WAIT)["error"])
     assert (error.code, error.reason) == (-32602, "invalidArguments"), error
