@@ -122,6 +122,9 @@ def map_error(
         if uri is not None and method == "resources/read" and is_resource_not_found(exc.code, exc.message):
             missing = AppError("unknownResource", f"{server} has no resource {uri[:200]}", uri=uri, server=server)
             return missing, False
+        if (detail := _sdk_compat.http_parse_failure(exc.code, exc.message)) is not None:
+            message = f"the server sent a malformed reply: {detail}"
+            return AppError("invalidOutput", message, server=server, detail=detail), False
         message = exc.message[:1000]
         return AppError("upstreamError", message, server=server, mcpCode=exc.code, mcpMessage=message), False
     if isinstance(exc, ValidationError):

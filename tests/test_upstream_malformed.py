@@ -126,3 +126,26 @@ def test_detail_of_a_reply_with_a_bad_shape_names_the_problem() -> None:
     again = guard.received(b'{"jsonrpc":"2.0","id":7,"error":{"code":"x"}}')
     assert isinstance(again, SkippedLine) and again.count == 1
     assert isinstance(guard.received(b"[" * 100_000), SkippedLine)
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [("lone-surrogate", "Invalid JSON"), ("bad-shape", "JSONRPCResponse.result"), ("bad-result", "content")],
+)
+def test_malformed_http_reply_fails_its_call_at_once(data_dir: Path, kind: str, said: str) -> None:
+    from scripts.smoke.fixtures.launch import http_script
+
+    with http_script("bad_replies.py", "--http") as url, running_daemon(data_dir) as daemon:
+        daemon.initialize()
+        config = {"type": "http", "url": url, "toolTimeoutMs": TOOL_TIMEOUT_MS}
+        thread_id = daemon.request("thread/start", {"mcpServers": {"bad": config}})["thread"]["id"]
+        daemon.wait_notification(
+            "mcpServer/startupStatus/updated",
+            lambda p: p["threadId"] == thread_id and p["name"] == "bad" and p["status"] == "ready",
+            timeout=START_TIMEOUT,
+        )
+        with pytest.raises(DaemonError) as failed:
+            echo(daemon, thread_id, kind)
+        assert (failed.value.code, failed.value.reason) == (-32014, "invalidOutput"), failed.value
+        assert said in failed.value.data["detail"] and len(failed.value.data["detail"]) <= 300
+        assert echoed(echo(daemon, thread_id, "still here")) == "still here"
