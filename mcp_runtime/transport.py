@@ -117,7 +117,8 @@ class StdioTransport:
     """One child process speaking newline-delimited JSON-RPC on stdin/stdout, in its own process group.
 
     ``exited`` is set when the child's stdout ends (it exited or closed it): the connection's supervisor
-    waits on it to notice a dead server without a request in flight.
+    waits on it to notice a dead server without a request in flight. Every stdout line goes through
+    ``guard`` before the SDK sees it, so a malformed reply fails its call at once instead of being dropped.
     """
 
     def __init__(self, config: StdioServerConfig, env: Mapping[str, str], tail: StderrTail) -> None:
