@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcp_runtime._validation import non_finite
+
 Action = Literal["accept", "decline", "cancel"]
 INVALID_RESPONSE = "invalidElicitationResponse"
 MAX_ERRORS = 20
@@ -66,7 +68,7 @@ def resolve_answer(result: Any, schema: dict[str, Any]) -> Resolution:
         return _invalid([{"path": "content", "message": "content must be an object"}])
     if action != "accept":
         return Resolution(action)
-    errors = _schema_errors(schema, content if content is not None else {})
+    errors = _schema_errors(schema, content if content is not None else {}) or non_finite(content)
     if errors:
         return _invalid(errors)
     return Resolution("accept", content=content)

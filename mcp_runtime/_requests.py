@@ -11,6 +11,8 @@ from mcp_runtime import _sdk_compat
 from mcp_runtime._catalog_refresh import list_tools
 from mcp_runtime._errors import exit_description, is_resource_not_found, marked_reason, timeout_error
 from mcp_runtime._state import dump
+from mcp_runtime._upstream_guard import result_detail
+from mcp_runtime._validation import non_finite
 from mcp_runtime.transport import StdioTransport
 from protocol.jsonrpc import AppError
 
@@ -38,6 +40,9 @@ async def call_tool(
     import mcp_types as types
     from mcp.shared.exceptions import MCPError
 
+    if problems := non_finite({"arguments": arguments, "_meta": meta}):
+        message = f"the arguments of {name} hold a number JSON cannot carry"
+        raise AppError("invalidArguments", message, errors=problems, tool=name)
     session = client.session
     adapter = _sdk_compat.call_result_adapter()
 
@@ -106,6 +111,8 @@ def map_error(
         return exc, False
     if isinstance(exc, MCPError):
         if (marked := marked_reason(exc.error)) is not None:
+            if marked.reason == "invalidOutput":
+                marked.details.setdefault("server", server)
             return marked, marked.reason == "authRequired"
         if exc.code == REQUEST_TIMEOUT:
             return timeout_error(server, timeout_ms, tool=tool, method=method), False
@@ -115,10 +122,15 @@ def map_error(
         if uri is not None and method == "resources/read" and is_resource_not_found(exc.code, exc.message):
             missing = AppError("unknownResource", f"{server} has no resource {uri[:200]}", uri=uri, server=server)
             return missing, False
+        if (detail := _sdk_compat.http_parse_failure(exc.code, exc.message)) is not None:
+            message = f"the server sent a malformed reply: {detail}"
+            return AppError("invalidOutput", message, server=server, detail=detail), False
         message = exc.message[:1000]
         return AppError("upstreamError", message, server=server, mcpCode=exc.code, mcpMessage=message), False
     if isinstance(exc, ValidationError):
-        return AppError("upstreamError", "the server returned a malformed result", server=server), False
+        detail = result_detail(exc)
+        message = f"the server returned a malformed result: {detail}"
+        return AppError("invalidOutput", message, server=server, detail=detail), False
     if isinstance(exc, TimeoutError):
         return timeout_error(server, timeout_ms, tool=tool, method=method), False
     raise exc

@@ -102,3 +102,32 @@ def call_result_adapter() -> Any:
     from pydantic import TypeAdapter
 
     return TypeAdapter(types.CallToolResult | types.InputRequiredResult)
+
+
+HTTP_PARSE_FAILURES = ("Failed to parse JSON response: ", "Failed to parse SSE message: ")
+"""How the SDK's Streamable HTTP transport words the error (code -32700) it puts in place of a reply it cannot
+parse. It keeps the request's id, so the call already fails at once; only this text tells it from a server's
+own -32700, so ``tests/test_sdk_compat.py`` checks the SDK still says it."""
+MAX_DETAIL = 300
+
+
+def http_parse_failure(code: int, message: str) -> str | None:
+    """The plain detail of a malformed reply the SDK's HTTP transport refused, or None for any other error.
+
+    The SDK's message embeds the validation error (with a slice of the reply); only the first problem's
+    location and wording are kept.
+    """
+    from mcp_types import PARSE_ERROR
+
+    if code != PARSE_ERROR or not message.startswith(HTTP_PARSE_FAILURES):
+        return None
+    lines = message.splitlines()
+    found: list[tuple[str, str]] = []
+    for index, line in enumerate(lines):
+        if " [type=" in line:
+            where = lines[index - 1].strip() if index > 0 and not lines[index - 1].startswith(" ") else ""
+            found.append(("" if "validation error" in where else where, line.split(" [type=", 1)[0].strip()))
+    if not found:
+        return "the reply is not a valid JSON-RPC message"
+    where, problem = next((pair for pair in found if pair[0].startswith(("JSONRPCResponse", "JSONRPCError"))), found[0])
+    return (f"not a valid JSON-RPC message: {where}: {problem}" if where else problem)[:MAX_DETAIL]

@@ -25,6 +25,7 @@ from mcp_runtime._errors import classify_session_failure, exit_description
 from mcp_runtime._listen import ListenStream
 from mcp_runtime._state import ConnectionState, ended_state
 from mcp_runtime._tasks import Spawner, TaskHandle
+from mcp_runtime._upstream_guard import SkippedLine, note_skipped
 from mcp_runtime.events import EventSink
 from mcp_runtime.transport import StderrTail, StdioTransport, secret_values
 from protocol.config import McpServerConfig
@@ -249,7 +250,9 @@ class SessionSlot:
         """Upstream notifications (both eras arrive here; 2026 ones are tee'd from the listen stream)."""
         import mcp_types as types
 
-        if isinstance(message, Exception):
+        if isinstance(message, SkippedLine):
+            note_skipped(message, self.name)
+        elif isinstance(message, Exception):
             log.debug("transport reported an error", server=self.name, error=type(message).__name__)
         elif isinstance(message, types.ToolListChangedNotification):
             self._refresher.mark("tools")

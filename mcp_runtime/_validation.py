@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -16,3 +17,22 @@ def validator(schema: dict[str, Any]) -> Any:
     from jsonschema.validators import validator_for
 
     return validator_for(schema)(schema)
+
+
+def non_finite(value: Any, limit: int = 20) -> list[dict[str, str]]:
+    """Every NaN or ±Infinity in a JSON value, as ``{path, message}``.
+
+    JSON has no such numbers: serialized for a server they silently become ``null``. ``1e999`` parses as
+    Infinity, so a value off the wire can hold one even when the literal ``Infinity`` is refused.
+    """
+    found: list[dict[str, str]] = []
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack and len(found) < limit:
+        path, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            found.append({"path": path, "message": f"{item} is not a finite number (JSON has no NaN or Infinity)"})
+        elif isinstance(item, dict):
+            stack.extend((f"{path}/{key}" if path else str(key), inner) for key, inner in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{path}/{index}" if path else str(index), inner) for index, inner in enumerate(item))
+    return sorted(found, key=lambda error: error["path"])

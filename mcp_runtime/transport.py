@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
+from mcp_runtime._upstream_guard import UpstreamGuard
 from mcp_runtime.config import REDACTED, policy
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from protocol.config import HttpServerConfig, McpServerConfig, StdioServerConfig
@@ -116,7 +117,8 @@ class StdioTransport:
     """One child process speaking newline-delimited JSON-RPC on stdin/stdout, in its own process group.
 
     ``exited`` is set when the child's stdout ends (it exited or closed it): the connection's supervisor
-    waits on it to notice a dead server without a request in flight.
+    waits on it to notice a dead server without a request in flight. Every stdout line goes through
+    ``guard`` before the SDK sees it, so a malformed reply fails its call at once instead of being dropped.
     """
 
     def __init__(self, config: StdioServerConfig, env: Mapping[str, str], tail: StderrTail) -> None:
@@ -131,6 +133,8 @@ class StdioTransport:
         self.graceful: Callable[[], bool] = lambda: True
         """False for a server that never finished starting: it is killed without the stdin-close grace."""
         self._stderr_done = anyio.Event()
+        self.guard = UpstreamGuard()
+        """Turns a malformed reply into an error for its call, and counts the lines it skips."""
         self._cm: AbstractAsyncContextManager[TransportStreams] | None = None
 
     async def __aenter__(self) -> TransportStreams:
@@ -196,9 +200,6 @@ class StdioTransport:
             self.exited.set()
 
     async def _read_stdout(self, process: Process, writer: Any) -> None:
-        from mcp.shared.message import SessionMessage
-        from mcp_types import jsonrpc_message_adapter
-
         assert process.stdout is not None
         buffer = bytearray()
         try:
@@ -210,14 +211,7 @@ class StdioTransport:
                         del buffer[: newline + 1]
                         if not line:
                             continue
-                        try:
-                            message: SessionMessage | Exception = SessionMessage(
-                                jsonrpc_message_adapter.validate_json(line, by_name=False)
-                            )
-                        except ValueError as exc:
-                            log.debug("ignored a non-JSON-RPC stdout line", bytes=len(line))
-                            message = exc
-                        await writer.send(message)
+                        await writer.send(self.guard.received(line))
                     if len(buffer) > MAX_MESSAGE_BYTES:
                         self.fault = AppError(
                             "responseTooLarge",
@@ -235,6 +229,7 @@ class StdioTransport:
         try:
             async with reader:
                 async for message in reader:
+                    self.guard.sent(message.message)
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await process.stdin.send(data.encode() + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
@@ -258,13 +253,11 @@ class StdioTransport:
         with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdin.aclose()
         with anyio.move_on_after(self.grace_s if self.graceful() else 0):
-            while process.returncode is None:
-                await anyio.sleep(0.01)
+            await process.wait()
         # Always signal the group: a server that exited by itself may have left children behind.
         await terminate_posix_process_tree(process, TERM_GRACE_S)
         with anyio.move_on_after(TERM_GRACE_S):
-            while process.returncode is None:
-                await anyio.sleep(0.01)
+            await process.wait()
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):

@@ -54,3 +54,14 @@ def test_call_result_adapter_parses_both_result_kinds() -> None:
     adapter = _sdk_compat.call_result_adapter()
     result = adapter.validate_python({"content": [{"type": "text", "text": "hi"}]})
     assert type(result).__name__ == "CallToolResult"
+
+
+def test_http_transport_still_words_its_parse_failures_as_matched() -> None:
+    import mcp.client.streamable_http as streamable_http
+
+    source = inspect.getsource(streamable_http)
+    for prefix in _sdk_compat.HTTP_PARSE_FAILURES:
+        assert f'f"{prefix}{{exc}}"' in source, f"the SDK no longer says {prefix!r}"
+    wording = "Failed to parse SSE message: 1 validation error for X\n  Invalid JSON: bad [type=json_invalid, input=y]"
+    assert _sdk_compat.http_parse_failure(-32700, wording) == "Invalid JSON: bad"
+    assert _sdk_compat.http_parse_failure(-32700, "a parse error of the server's own") is None

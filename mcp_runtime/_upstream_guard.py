@@ -1,0 +1,150 @@
+"""Judging each line a stdio MCP server writes before the SDK session sees it (SPEC §1, issue 10 item 7).
+
+The SDK drops a message it cannot validate, so a malformed reply (a bad JSON-RPC shape, a lone surrogate
+escape, invalid UTF-8) left its call waiting out the whole timeout. Here a line that still parses far enough to
+carry the id of a request in flight becomes a JSON-RPC error for that id, marked ``invalidOutput`` with a
+bounded ``detail``: the SDK fails that one call at once. Any other unusable line (not JSON at all, or malformed
+without such an id) is skipped and counted; the connection keeps working.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+if TYPE_CHECKING:
+    from mcp.shared.message import SessionMessage
+
+log = structlog.get_logger("mcp_runtime.upstream")
+
+MAX_DETAIL = 300
+"""``data.detail`` is cut here: it says what was wrong, never echoes the reply."""
+MAX_TRACKED = 4096
+"""Ids of requests in flight remembered at most (a request abandoned without a cancel must not leak)."""
+INTERNAL_ERROR = -32603
+
+
+class SkippedLine(Exception):
+    """Passed to the session's message handler for each unusable line; ``count`` is the running total."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(f"skipped {count} unusable line(s) from the server")
+        self.count = count
+
+
+def note_skipped(skipped: SkippedLine, server: str) -> None:
+    """Log the counter at 1, 2, 4, 8 …: visible in the logs, yet a flood of junk costs a few lines only."""
+    if skipped.count & (skipped.count - 1) == 0:
+        log.warning("skipped unusable lines from the server", server=server, skippedLines=skipped.count)
+
+
+class UpstreamGuard:
+    """Per connection: the ids of our requests in flight, and the count of skipped lines."""
+
+    def __init__(self) -> None:
+        self._in_flight: dict[Any, None] = {}
+        self.skipped = 0
+
+    def sent(self, message: Any) -> None:
+        """Note an outgoing message: a request is in flight until answered or cancelled."""
+        from mcp.shared.dispatcher import coerce_request_id
+        from mcp_types import JSONRPCNotification, JSONRPCRequest
+
+        if isinstance(message, JSONRPCRequest):
+            if len(self._in_flight) >= MAX_TRACKED:
+                del self._in_flight[next(iter(self._in_flight))]
+            self._in_flight[coerce_request_id(message.id)] = None
+        elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            request_id = (message.params or {}).get("requestId")
+            if isinstance(request_id, int | str):
+                self._in_flight.pop(coerce_request_id(request_id), None)
+
+    def received(self, line: bytes) -> SessionMessage | Exception:
+        """What the session gets for one stdout line: the message, an error for its call, or a skip."""
+        from mcp.shared.dispatcher import coerce_request_id
+        from mcp.shared.message import SessionMessage
+        from mcp_types import JSONRPCError, JSONRPCResponse, jsonrpc_message_adapter
+
+        try:
+            message = jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValueError as exc:
+            return self._malformed(line, exc)
+        if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
+            self._in_flight.pop(coerce_request_id(message.id), None)
+        return SessionMessage(message)
+
+    def _skip(self) -> SkippedLine:
+        self.skipped += 1
+        return SkippedLine(self.skipped)
+
+    def _malformed(self, line: bytes, exc: ValueError) -> SessionMessage | Exception:
+        from mcp.shared.dispatcher import coerce_request_id
+        from mcp.shared.message import SessionMessage
+        from mcp_types import ErrorData, JSONRPCError
+
+        from mcp_runtime.transport import REASON_MARKER
+
+        problem: str | None = None
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            text = line.decode("utf-8", errors="replace")
+            problem = "the reply is not valid UTF-8"
+        try:
+            parsed = json.loads(text)
+        except (ValueError, RecursionError):
+            return self._skip()
+        request_id = parsed.get("id") if isinstance(parsed, dict) and "method" not in parsed else None
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return self._skip()
+        key = coerce_request_id(request_id)
+        if key not in self._in_flight:
+            return self._skip()
+        del self._in_flight[key]
+        detail = (problem or describe(parsed, exc))[:MAX_DETAIL]
+        error = ErrorData(
+            code=INTERNAL_ERROR,
+            message=f"the server sent a malformed reply: {detail}",
+            data={REASON_MARKER: "invalidOutput", "detail": detail},
+        )
+        return SessionMessage(JSONRPCError(jsonrpc="2.0", id=key, error=error))
+
+
+def describe(parsed: dict[str, Any], exc: ValueError) -> str:
+    """What is wrong with a reply that parsed as JSON but not as a JSON-RPC message, in plain words."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return "the reply is not a valid JSON-RPC message"
+    found = exc.errors(include_url=False, include_input=False, include_context=False)
+    invalid_json = next((error for error in found if error["type"] == "json_invalid"), None)
+    if invalid_json is not None:
+        if _has_lone_surrogate(parsed):
+            return "the reply contains a lone surrogate escape (not valid Unicode)"
+        return str(invalid_json["msg"])
+    kind = "JSONRPCError" if "error" in parsed else "JSONRPCResponse"
+    chosen = [error for error in found if error["loc"][:1] == (kind,)] or found
+    if not chosen:
+        return "the reply is not a valid JSON-RPC message"
+    where = ".".join(str(part) for part in chosen[0]["loc"][1:]) or "message"
+    shape = "error" if kind == "JSONRPCError" else "response"
+    return f"not a valid JSON-RPC {shape}: {where}: {chosen[0]['msg']}"
+
+
+def _has_lone_surrogate(parsed: Any) -> bool:
+    try:
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError):
+        return True
+    return False
+
+
+def result_detail(exc: Any) -> str:
+    """What is wrong with a well-formed reply whose ``result`` is not the shape the method returns."""
+    found = exc.errors(include_url=False, include_input=False, include_context=False)
+    if not found:
+        return "the result does not have the expected shape"
+    where = ".".join(str(part) for part in found[0]["loc"]) or "result"
+    return f"result {where}: {found[0]['msg']}"[:MAX_DETAIL]
