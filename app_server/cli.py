@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import signal
-import stat
+import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskStatus
 
+from app_server import __version__
 from app_server.logs import get_logger
 
-if TYPE_CHECKING:
-    from app_server.daemon import Daemon
-    from app_server.processor import Processor
-
 log = get_logger("app_server")
+SETTLE_S = 1.5
+"""Shutdown: time for connections to answer (or cancel) their in-flight requests."""
+CLOSE_S = 2.5
+"""Shutdown: time for MCP connections to close (left-over process groups are killed at exit)."""
+FLUSH_S = 2.5
+"""Shutdown: time for connections to flush, counted from the start of the MCP close (they run together)."""
 
 
 def default_data_dir(env: dict[str, str]) -> Path:
@@ -37,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", type=Path, help="where mcps.json, threads and credentials live")
     parser.add_argument("--listen", metavar="unix:PATH", help="also accept client connections on a Unix socket")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--version", action="version", version=f"mcp-app-server {__version__}")
     commands = parser.add_subparsers(dest="command")
     schema = commands.add_parser("generate-json-schema", help="write the protocol's JSON Schema files")
     schema.add_argument("--out", type=Path, required=True)
@@ -59,6 +61,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.listen.startswith("unix:") or len(args.listen) <= len("unix:"):
             _parser().error("--listen takes unix:PATH")
         listen = Path(args.listen[len("unix:") :]).absolute()
+        from app_server.listener import SocketRefused, claim
+
+        try:
+            claim(listen)
+        except SocketRefused as refused:
+            print(f"mcp-app-server: --listen refused: {refused}", file=sys.stderr)
+            return 2
     env = dict(os.environ)
     data_dir = (args.data_dir or default_data_dir(env)).expanduser().absolute()
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -67,70 +76,56 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 async def _serve(data_dir: Path, env: dict[str, str], listen: Path | None) -> None:
+    """Serve until stdin ends or a signal arrives, then stop within 5 s: settle, close MCP, flush."""
     from app_server.connection import ClientConnection
     from app_server.daemon import Daemon
+    from app_server.listener import serve as serve_socket
     from app_server.processor import Processor
     from app_server.transport import Transport
 
     daemon = Daemon(data_dir=data_dir, env=env, home=Path(env.get("HOME") or Path.home()))
     main_processor = Processor(daemon, ClientConnection("stdio", await Transport.stdio()))
     processors = {main_processor}
+    closed = False
     try:
         async with anyio.create_task_group() as tasks:
             daemon.tasks = tasks
-            await tasks.start(_stop_on_signal, processors)
+            stop = anyio.Event()
+            await tasks.start(_stop_on_signal, stop)
             if listen is not None:
-                await tasks.start(_listen, daemon, listen, processors)
-            await main_processor.serve()
-            for processor in processors:
+                await tasks.start(serve_socket, daemon, listen, processors)
+            tasks.start_soon(main_processor.serve)
+            tasks.start_soon(_stop_when_set, main_processor.input_ended, stop)
+            await stop.wait()
+            for processor in list(processors):
                 processor.reading.cancel()
+            with anyio.move_on_after(SETTLE_S):
+                for processor in list(processors):
+                    await processor.settled.wait()
+            with anyio.move_on_after(FLUSH_S):
+                with anyio.move_on_after(CLOSE_S):
+                    closed = True
+                    await daemon.aclose()
+                for processor in list(processors):
+                    await processor.finished.wait()
             tasks.cancel_scope.cancel()
     finally:
-        with anyio.CancelScope(shield=True):
-            await daemon.aclose()
+        if not closed:
+            with anyio.move_on_after(CLOSE_S, shield=True):
+                await daemon.aclose()
     log.info("stopped")
 
 
-async def _stop_on_signal(processors: set[Processor], *, task_status: TaskStatus) -> None:
+async def _stop_when_set(event: anyio.Event, stop: anyio.Event) -> None:
+    await event.wait()
+    stop.set()
+
+
+async def _stop_on_signal(stop: anyio.Event, *, task_status: TaskStatus) -> None:
     """SIGTERM/SIGINT: stop reading every connection; in-flight requests are answered, then we exit 0."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         task_status.started()
         async for _ in signals:
             log.info("signal_received")
-            for processor in processors:
-                processor.reading.cancel()
+            stop.set()
             return
-
-
-async def _listen(daemon: Daemon, path: Path, processors: set[Processor], *, task_status: TaskStatus) -> None:
-    """Accept extra client connections on a 0600 Unix socket, each served like stdio."""
-    from app_server.connection import ClientConnection
-    from app_server.processor import Processor
-    from app_server.transport import Transport
-
-    counter = 0
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal counter
-        counter += 1
-        processor = Processor(daemon, ClientConnection(f"unix-{counter}", Transport(reader, writer)))
-        processors.add(processor)
-        try:
-            await processor.serve()
-        finally:
-            processors.discard(processor)
-            writer.close()
-
-    path.unlink(missing_ok=True)
-    old_umask = os.umask(0o177)
-    try:
-        server = await asyncio.start_unix_server(handle, path=str(path))
-    finally:
-        os.umask(old_umask)
-    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
-    task_status.started()
-    try:
-        async with server:
-            await anyio.sleep_forever()
-    finally:
-        path.unlink(missing_ok=True)

@@ -20,12 +20,28 @@ log = get_logger("app_server.connection")
 _server_request_ids = itertools.count(1)
 
 
+NOTIFICATION_BACKLOG = 8 << 20
+"""Unsent output past which notifications to a connection are dropped (responses never are)."""
+LOW_PRIORITY_BACKLOG = NOTIFICATION_BACKLOG // 2
+"""Progress and ``mcp:*`` updates are dropped earlier, so other notifications outlive them."""
+REQUEST_BACKLOG = 8 << 20
+"""Unsent output past which new requests are refused with ``overloaded``."""
+
+
 def encode(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    """Compact JSON; text that is not valid Unicode (lone surrogates) is escaped, so encoding never fails."""
+    try:
+        return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
 
 def _id_json(request_id: RequestId | None) -> str:
-    return json.dumps(request_id, ensure_ascii=False)
+    return json.dumps(request_id)
+
+
+def _is_low_priority(method: str) -> bool:
+    return method == "mcpServer/tool/progress" or method.startswith("mcp:")
 
 
 @dataclass
@@ -47,6 +63,7 @@ class ClientConnection:
         self.in_flight: dict[RequestId, anyio.CancelScope] = {}
         self.pending: dict[str, PendingServerRequest] = {}
         self.closed = False
+        self.dropped_notifications = 0
 
     def send_raw(self, data: bytes) -> None:
         try:
@@ -54,17 +71,37 @@ class ClientConnection:
         except OSError:
             log.info("client_gone", connection=self.label)
 
+    def backlog(self) -> int:
+        """Bytes written to this connection that the client has not read yet."""
+        return self.transport.buffered()
+
     def respond(self, request_id: RequestId, result: BaseModel) -> None:
+        """The result as JSON; one that cannot be encoded as UTF-8 is escaped, one that cannot be encoded at all
+        is answered ``internal``: a reply is always written."""
+        try:
+            body = result.model_dump_json().encode()
+        except Exception:
+            try:
+                body = encode(result.model_dump(mode="json"))[:-1]
+            except Exception as exc:
+                log.error("result_not_encodable", connection=self.label, error_type=type(exc).__name__)
+                self.respond_error(request_id, AppError("internal", "the result could not be encoded"))
+                return
         head = b'{"jsonrpc":"2.0","id":%s,"result":' % _id_json(request_id).encode()
-        self.send_raw(head + result.model_dump_json().encode() + b"}\n")
+        self.send_raw(head + body + b"}\n")
 
     def respond_error(self, request_id: RequestId | None, error: AppError) -> None:
         self.send_raw(encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_error()}))
 
     def notify_encoded(self, method: str, params_json: bytes) -> None:
         """Send a notification whose params are already JSON (shared across connections)."""
-        if self.initialized and method not in self.opt_outs:
-            self.send_raw(b'{"jsonrpc":"2.0","method":"%s","params":%s}\n' % (method.encode(), params_json))
+        if not self.initialized or method in self.opt_outs:
+            return
+        limit = LOW_PRIORITY_BACKLOG if _is_low_priority(method) else NOTIFICATION_BACKLOG
+        if self.backlog() + len(params_json) > limit:
+            self.dropped_notifications += 1
+            return
+        self.send_raw(b'{"jsonrpc":"2.0","method":"%s","params":%s}\n' % (method.encode(), params_json))
 
     def notify(self, method: str, params: BaseModel) -> None:
         self.notify_encoded(method, params.model_dump_json().encode())
