@@ -8,6 +8,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskStatus
@@ -15,13 +16,16 @@ from anyio.abc import TaskStatus
 from app_server import __version__
 from app_server.logs import get_logger
 
+if TYPE_CHECKING:
+    from app_server.daemon import Daemon
+
 log = get_logger("app_server")
-SETTLE_S = 1.5
+SETTLE_S = 1.0
 """Shutdown: time for connections to answer (or cancel) their in-flight requests."""
 CLOSE_S = 2.5
-"""Shutdown: time for MCP connections to close (left-over process groups are killed at exit)."""
-FLUSH_S = 2.5
-"""Shutdown: time for connections to flush, counted from the start of the MCP close (they run together)."""
+"""Shutdown: time for MCP connections to close before left-over process groups are killed."""
+FLUSH_S = 2.0
+"""Shutdown: time for connections to flush their last output, while the MCP connections close."""
 
 
 def default_data_dir(env: dict[str, str]) -> Path:
@@ -86,7 +90,7 @@ async def _serve(data_dir: Path, env: dict[str, str], listen: Path | None) -> No
     daemon = Daemon(data_dir=data_dir, env=env, home=Path(env.get("HOME") or Path.home()))
     main_processor = Processor(daemon, ClientConnection("stdio", await Transport.stdio()))
     processors = {main_processor}
-    closed = False
+    closing = False
     try:
         async with anyio.create_task_group() as tasks:
             daemon.tasks = tasks
@@ -102,18 +106,35 @@ async def _serve(data_dir: Path, env: dict[str, str], listen: Path | None) -> No
             with anyio.move_on_after(SETTLE_S):
                 for processor in list(processors):
                     await processor.settled.wait()
-            with anyio.move_on_after(FLUSH_S):
-                with anyio.move_on_after(CLOSE_S):
-                    closed = True
-                    await daemon.aclose()
-                for processor in list(processors):
-                    await processor.finished.wait()
+            closing = True
+            async with anyio.create_task_group() as shutdown:
+                shutdown.start_soon(_close_runtime, daemon)
+                with anyio.move_on_after(FLUSH_S):
+                    for processor in list(processors):
+                        await processor.finished.wait()
             tasks.cancel_scope.cancel()
     finally:
-        if not closed:
-            with anyio.move_on_after(CLOSE_S, shield=True):
-                await daemon.aclose()
+        if not closing:
+            with anyio.CancelScope(shield=True):
+                await _close_runtime(daemon)
     log.info("stopped")
+
+
+async def _close_runtime(daemon: Daemon) -> None:
+    """Close every MCP connection; process groups still alive after ``CLOSE_S`` are killed, so the
+    (shielded) per-server stop sequences end at once instead of waiting out their own graces."""
+    async with anyio.create_task_group() as closing:
+        closing.start_soon(_kill_children_after, CLOSE_S)
+        await daemon.aclose()
+        closing.cancel_scope.cancel()
+
+
+async def _kill_children_after(delay: float) -> None:
+    await anyio.sleep(delay)
+    runtime_transport = sys.modules.get("mcp_runtime.transport")
+    if runtime_transport is not None:
+        log.warning("killing_children_after_close_timeout")
+        runtime_transport.kill_live_groups()
 
 
 async def _stop_when_set(event: anyio.Event, stop: anyio.Event) -> None:

@@ -57,6 +57,7 @@ class Processor:
         self.settled = anyio.Event()
         self.finished = anyio.Event()
         self._idle: anyio.Event | None = None
+        self._write_turn = anyio.Lock()
 
     async def serve(self) -> None:
         """Read until input ends or ``reading`` is cancelled, settle in-flight requests, flush (bounded)."""
@@ -222,6 +223,7 @@ class Processor:
                     log.error("handler_failed", method=method, error_type=type(exc).__name__)
                     connection.respond_error(request_id, AppError("internal", "internal error"))
                 else:
+                    await self._room_for_output()
                     connection.respond(request_id, result)
                 answered = True
                 await connection.transport.drain()
@@ -231,6 +233,16 @@ class Processor:
             connection.in_flight.pop(request_id, None)
             if not connection.in_flight and self._idle is not None:
                 self._idle.set()
+
+
+    async def _room_for_output(self) -> None:
+        """Past the backlog limit, results are written one at a time as the client reads, so a client
+        that stops reading holds at most the limit plus one result in the daemon's memory."""
+        if self.connection.backlog() <= REQUEST_BACKLOG:
+            return
+        async with self._write_turn:
+            while self.connection.backlog() > REQUEST_BACKLOG:
+                await self.connection.transport.drain()
 
 
 def _parse(method: str, params: Any) -> Any:
