@@ -99,6 +99,8 @@ class ClientConnection:
             return
         limit = LOW_PRIORITY_BACKLOG if _is_low_priority(method) else NOTIFICATION_BACKLOG
         if self.backlog() + len(params_json) > limit:
+            if not self.dropped_notifications:
+                log.warning("notifications_dropped", connection=self.label, method=method, backlog=self.backlog())
             self.dropped_notifications += 1
             return
         self.send_raw(b'{"jsonrpc":"2.0","method":"%s","params":%s}\n' % (method.encode(), params_json))

@@ -45,11 +45,12 @@ class PausableLines:
 
 @contextmanager
 def pausable_daemon(data_dir: Path) -> Iterator[tuple[subprocess.Popen[bytes], JsonLinesClient, PausableLines]]:
+    """The daemon on stdio with a client whose reading can be paused; its log goes to ``<data_dir>.log``."""
     process = subprocess.Popen(
         [sys.executable, "-m", "app_server", "--data-dir", str(data_dir)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=data_dir.with_suffix(".log").open("wb"),
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         cwd=ROOT,
     )
@@ -155,3 +156,32 @@ def test_inline_responses_to_a_client_that_stops_reading_cost_bounded_memory(dat
         assert (peak - rss_before) < 64 * 1024, f"RSS grew by {(peak - rss_before) // 1024} MiB"
         assert (peak_unread - rss_before) < 64 * 1024
         assert client.request("mcpServer/list") == listing
+
+
+def _wait_logged(log: Path, event: str, timeout: float = 600.0) -> None:
+    deadline = time.monotonic() + timeout
+    while f'"event": "{event}"' not in log.read_text(errors="replace"):
+        assert time.monotonic() < deadline, f"the daemon never logged {event}"
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_progress_notifications_are_dropped_never_the_response(data_dir: Path) -> None:
+    """Slow: the SDK fixture emits about 1,000 progress notifications a second."""
+    with pausable_daemon(data_dir) as (process, client, lines):
+        thread_id = _thread_with_fixture(client)
+        rss_before, _ = _memory_kib(process.pid)
+        steps = 30_000  # ~6 MiB of progress notifications, more than the 4 MiB a non-reader is kept for them
+        lines.reading.clear()
+        arguments = {"steps": steps, "delay_ms": 0}
+        params = {"threadId": thread_id, "server": "fx", "tool": "progress", "arguments": arguments}
+        call = client.start_request("mcpServer/tool/call", params)
+        _wait_logged(data_dir.with_suffix(".log"), "notifications_dropped")
+        lines.reading.set()
+        result = client.wait_response(call, timeout=600)["result"]
+        assert result["content"][0]["text"] == f"done {steps}"
+        received = client.notifications("mcpServer/tool/progress")
+        assert 0 < len(received) < steps
+        _, peak = _memory_kib(process.pid)
+        assert (peak - rss_before) < 64 * 1024, f"RSS grew by {(peak - rss_before) // 1024} MiB"
