@@ -205,3 +205,38 @@ def test_unknown_initialize_capabilities_are_accepted(data_dir: Path) -> None:
         result = daemon.initialize(experimental={"x": 1}, sampling={}, optOutNotificationMethods=["a/b"])
         assert result["serverInfo"]["name"] == "mcp-app-server"
         _still_serves(daemon)
+
+
+class _Recorder:
+    """Collects what a connection writes (the encoding is under test here, not the transport)."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def buffered(self) -> int:
+        return 0
+
+
+def test_replies_always_encode() -> None:
+    """Text that is not valid Unicode (a lone surrogate from anywhere) is escaped, never an exception."""
+    import json
+
+    from pydantic import BaseModel
+
+    from app_server.connection import ClientConnection, encode
+    from protocol.jsonrpc import AppError
+
+    class Result(BaseModel):
+        text: str
+
+    recorder = _Recorder()
+    connection = ClientConnection("test", recorder)  # type: ignore[arg-type]
+    connection.respond("a\udc80", Result(text="b\ud800"))
+    connection.respond_error(7, AppError("invalidParams", "bad \udfff"))
+    first, second = (json.loads(line) for line in recorder.written)
+    assert first == {"jsonrpc": "2.0", "id": "a\udc80", "result": {"text": "b\ud800"}}
+    assert second["error"]["message"] == "bad \udfff"
+    assert encode({"x": "\ud800"}) == b'{"x":"\\ud800"}\n'
