@@ -176,11 +176,12 @@ def test_progress_notifications_are_dropped_never_the_response(data_dir: Path) -
         lines.reading.clear()
         arguments = {"steps": steps, "delay_ms": 0}
         params = {"threadId": thread_id, "server": "fx", "tool": "progress", "arguments": arguments}
+        params["timeoutMs"] = 300_000
         call = client.start_request("mcpServer/tool/call", params)
         _wait_logged(data_dir.with_suffix(".log"), "notifications_dropped")
         lines.reading.set()
-        result = client.wait_response(call, timeout=600)["result"]
-        assert result["content"][0]["text"] == f"done {steps}"
+        response = client.wait_response(call, timeout=600)
+        assert response.get("result", {}).get("content", [{}])[0].get("text") == f"done {steps}", response
         received = client.notifications("mcpServer/tool/progress")
         assert 0 < len(received) < steps
         _, peak = _memory_kib(process.pid)
