@@ -80,7 +80,10 @@ def _wait_socket(path: Path, process: subprocess.Popen[bytes]) -> None:
 
 
 @linux_only
-def test_eof_then_sigterm_with_3000_unread_responses(data_dir: Path, socket_path: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("eof_first", [True, False], ids=["eof then SIGTERM", "SIGTERM alone"])
+def test_sigterm_with_3000_unread_responses(
+    data_dir: Path, socket_path: Path, tmp_path: Path, eof_first: bool
+) -> None:
     process = _spawn(data_dir, "--listen", f"unix:{socket_path}")
     assert process.stdin is not None
     try:
@@ -90,7 +93,10 @@ def test_eof_then_sigterm_with_3000_unread_responses(data_dir: Path, socket_path
             child = _start_stubborn_child(other, tmp_path / "child.pid")
         requests = b"".join(b'{"id":%d,"method":"mcpServer/list"}\n' % i for i in range(1, 3001))
         process.stdin.write(requests)  # stdout is never read again
-        process.stdin.close()
+        if eof_first:
+            process.stdin.close()
+        else:
+            process.stdin.flush()
         process.send_signal(signal.SIGTERM)
         started = time.monotonic()
         assert process.wait(timeout=SHUTDOWN_BOUND_S + SLACK_S) == 0
@@ -101,6 +107,7 @@ def test_eof_then_sigterm_with_3000_unread_responses(data_dir: Path, socket_path
         if process.poll() is None:
             process.kill()
             process.wait()
+        process.stdin.close()
 
 
 @linux_only
