@@ -54,6 +54,9 @@ def _finite_float(text: str) -> float:
     return value
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def _parse_error(detail: str) -> Rejected:
     return Rejected(AppError("parseError", f"the line is not valid JSON: {detail}"))
 
@@ -89,7 +92,7 @@ def parse(line: bytes) -> Any:
     if too_deep(line):
         raise _parse_error(f"nesting deeper than {MAX_DEPTH} levels")
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        return _DECODER.decode(text)
     except (ValueError, RecursionError) as exc:
         raise _parse_error("nesting too deep" if isinstance(exc, RecursionError) else str(exc)[:200]) from None
 
