@@ -40,6 +40,14 @@ def _id_json(request_id: RequestId | None) -> str:
     return json.dumps(request_id)
 
 
+def model_json(model: BaseModel) -> bytes:
+    """A model as compact JSON; text that is not valid Unicode is escaped instead of failing the encoding."""
+    try:
+        return model.model_dump_json().encode()
+    except ValueError:
+        return encode(model.model_dump(mode="json"))[:-1]
+
+
 def _is_low_priority(method: str) -> bool:
     return method == "mcpServer/tool/progress" or method.startswith("mcp:")
 
@@ -79,14 +87,11 @@ class ClientConnection:
         """The result as JSON; one that cannot be encoded as UTF-8 is escaped, one that cannot be encoded at all
         is answered ``internal``: a reply is always written."""
         try:
-            body = result.model_dump_json().encode()
-        except Exception:
-            try:
-                body = encode(result.model_dump(mode="json"))[:-1]
-            except Exception as exc:
-                log.error("result_not_encodable", connection=self.label, error_type=type(exc).__name__)
-                self.respond_error(request_id, AppError("internal", "the result could not be encoded"))
-                return
+            body = model_json(result)
+        except Exception as exc:
+            log.error("result_not_encodable", connection=self.label, error_type=type(exc).__name__)
+            self.respond_error(request_id, AppError("internal", "the result could not be encoded"))
+            return
         head = b'{"jsonrpc":"2.0","id":%s,"result":' % _id_json(request_id).encode()
         self.send_raw(head + body + b"}\n")
 
@@ -106,7 +111,7 @@ class ClientConnection:
         self.send_raw(b'{"jsonrpc":"2.0","method":"%s","params":%s}\n' % (method.encode(), params_json))
 
     def notify(self, method: str, params: BaseModel) -> None:
-        self.notify_encoded(method, params.model_dump_json().encode())
+        self.notify_encoded(method, model_json(params))
 
     async def request(self, method: str, params: BaseModel, request_id: str) -> dict[str, Any]:
         """Send a server request and wait for this connection's answer (the raw response message)."""
@@ -116,7 +121,7 @@ class ClientConnection:
         try:
             self.send_raw(
                 b'{"jsonrpc":"2.0","id":"%s","method":"%s","params":%s}\n'
-                % (request_id.encode(), method.encode(), params.model_dump_json().encode())
+                % (request_id.encode(), method.encode(), model_json(params))
             )
             await pending.done.wait()
             if pending.response is None:
