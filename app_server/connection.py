@@ -48,6 +48,10 @@ def model_json(model: BaseModel) -> bytes:
         return encode(model.model_dump(mode="json"))[:-1]
 
 
+def error_line(request_id: RequestId | None, error: AppError) -> bytes:
+    return encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_error()})
+
+
 def _is_low_priority(method: str) -> bool:
     return method == "mcpServer/tool/progress" or method.startswith("mcp:")
 
@@ -84,19 +88,20 @@ class ClientConnection:
         return self.transport.buffered()
 
     def respond(self, request_id: RequestId, result: BaseModel) -> None:
-        """The result as JSON; one that cannot be encoded as UTF-8 is escaped, one that cannot be encoded at all
-        is answered ``internal``: a reply is always written."""
+        self.send_raw(self.result_line(request_id, result))
+
+    def respond_error(self, request_id: RequestId | None, error: AppError) -> None:
+        self.send_raw(error_line(request_id, error))
+
+    def result_line(self, request_id: RequestId, result: BaseModel) -> bytes:
+        """The response line; a result that cannot be encoded as UTF-8 is escaped, one that cannot be encoded at
+        all is answered ``internal``: a reply always exists."""
         try:
             body = model_json(result)
         except Exception as exc:
             log.error("result_not_encodable", connection=self.label, error_type=type(exc).__name__)
-            self.respond_error(request_id, AppError("internal", "the result could not be encoded"))
-            return
-        head = b'{"jsonrpc":"2.0","id":%s,"result":' % _id_json(request_id).encode()
-        self.send_raw(head + body + b"}\n")
-
-    def respond_error(self, request_id: RequestId | None, error: AppError) -> None:
-        self.send_raw(encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_error()}))
+            return error_line(request_id, AppError("internal", "the result could not be encoded"))
+        return b'{"jsonrpc":"2.0","id":%s,"result":%s}\n' % (_id_json(request_id).encode(), body)
 
     def notify_encoded(self, method: str, params_json: bytes) -> None:
         """Send a notification whose params are already JSON (shared across connections)."""

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 
 from app_server import __version__, handshake, wire
-from app_server.connection import REQUEST_BACKLOG, ClientConnection, encode
+from app_server.connection import REQUEST_BACKLOG, ClientConnection, encode, error_line
 from app_server.daemon import Daemon, RequestContext
 from app_server.lines import TOO_LARGE, read_lines
 from app_server.logs import configure as configure_logging
@@ -20,6 +20,10 @@ from protocol.jsonrpc import AppError, RequestId, validation_errors
 log = get_logger("app_server.processor")
 
 MAX_IN_FLIGHT = 256
+MAX_IN_FLIGHT_BYTES = 6 << 20
+"""Request bytes in flight per connection past which new requests are ``overloaded`` (the request that crosses
+it is still taken, so one message of any size always fits): params live several times over (upstream copies
+included) until answered, and 256 large calls would otherwise cost hundreds of MiB."""
 SHUTDOWN_GRACE_S = 1.0
 """Time in-flight requests get to answer once input ended; the rest are cancelled."""
 FLUSH_S = 2.0
@@ -58,6 +62,8 @@ class Processor:
         self.finished = anyio.Event()
         self._idle: anyio.Event | None = None
         self._write_turn = anyio.Lock()
+        self._in_flight_sizes: dict[RequestId, int] = {}
+        self._in_flight_bytes = 0
 
     async def serve(self) -> None:
         """Read until input ends or ``reading`` is cancelled, settle in-flight requests, flush (bounded)."""
@@ -119,7 +125,7 @@ class Processor:
             elif "id" not in message:
                 self._handle_notification(message["method"], message.get("params"))
             else:
-                self._handle_request(message["id"], message["method"], message.get("params"), tasks)
+                self._handle_request(message["id"], message["method"], message.get("params"), tasks, len(line))
         except wire.Rejected as rejected:
             connection.respond_error(rejected.request_id, rejected.error)
         except Exception as exc:
@@ -133,7 +139,9 @@ class Processor:
             if scope is not None:
                 scope.cancel()
 
-    def _handle_request(self, request_id: RequestId, method: str, params: Any, tasks: anyio.abc.TaskGroup) -> None:
+    def _handle_request(
+        self, request_id: RequestId, method: str, params: Any, tasks: anyio.abc.TaskGroup, size: int
+    ) -> None:
         connection = self.connection
         if method == "initialize":
             self._initialize(request_id, params)
@@ -164,10 +172,12 @@ class Processor:
         if request_id in connection.in_flight:
             connection.respond_error(request_id, AppError("invalidRequest", "this request id is already in flight"))
             return
-        if len(connection.in_flight) >= MAX_IN_FLIGHT:
+        if len(connection.in_flight) >= MAX_IN_FLIGHT or self._in_flight_bytes >= MAX_IN_FLIGHT_BYTES:
             connection.respond_error(request_id, AppError("overloaded", "too many requests in flight; retry later"))
             return
         scope = connection.in_flight[request_id] = anyio.CancelScope()
+        self._in_flight_sizes[request_id] = size
+        self._in_flight_bytes += size
         tasks.start_soon(self._run, request_id, method, params, handler, scope)
 
     def _run_inline(self, request_id: RequestId, method: str, params: Any, handler: Any) -> None:
@@ -215,25 +225,29 @@ class Processor:
         answered = False
         try:
             with scope:
-                try:
-                    result = await handler(RequestContext(self.daemon, connection, request_id), _parse(method, params))
-                except AppError as exc:
-                    connection.respond_error(request_id, exc)
-                except Exception as exc:
-                    log.error("handler_failed", method=method, error_type=type(exc).__name__)
-                    connection.respond_error(request_id, AppError("internal", "internal error"))
-                else:
-                    await self._room_for_output()
-                    connection.respond(request_id, result)
+                line = await self._answer(request_id, method, params, handler)
+                await self._room_for_output()
+                connection.send_raw(line)
                 answered = True
                 await connection.transport.drain()
         finally:
             if not answered:
                 connection.respond_error(request_id, AppError("cancelled", "the request was cancelled"))
             connection.in_flight.pop(request_id, None)
+            self._in_flight_bytes -= self._in_flight_sizes.pop(request_id, 0)
             if not connection.in_flight and self._idle is not None:
                 self._idle.set()
 
+    async def _answer(self, request_id: RequestId, method: str, params: Any, handler: Any) -> bytes:
+        """The encoded response line: a request waiting for the client to read holds bytes, not a result model."""
+        try:
+            result = await handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
+        except AppError as exc:
+            return error_line(request_id, exc)
+        except Exception as exc:
+            log.error("handler_failed", method=method, error_type=type(exc).__name__)
+            return error_line(request_id, AppError("internal", "internal error"))
+        return self.connection.result_line(request_id, result)
 
     async def _room_for_output(self) -> None:
         """Past the backlog limit, results are written one at a time as the client reads, so a client
