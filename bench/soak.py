@@ -90,8 +90,10 @@ def run(rounds: int, calls: int, lists: int, hostile: int) -> list[dict[str, Any
                         for _ in range(min(200, calls - batch))
                     ]
                     errors += _pipelined(daemon, batch_calls)
-                status = [{"id": next(ids), "method": "mcpServerStatus/list"} for _ in range(lists)]
-                errors += _pipelined(daemon, status)
+                for batch in range(0, lists, 200):  # pipelined below the 256 in-flight cap
+                    size = min(200, lists - batch)
+                    status = [{"id": next(ids), "method": "mcpServerStatus/list"} for _ in range(size)]
+                    errors += _pipelined(daemon, status)
                 _hostile(daemon, hostile)
                 rows.append({
                     "phase": f"round {round_number}",
