@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 log = get_logger("app_server")
 SETTLE_S = 1.0
 """Shutdown: time for connections to answer (or cancel) their in-flight requests."""
-CLOSE_S = 2.5
+CLOSE_S = 2.0
 """Shutdown: time for MCP connections to close before left-over process groups are killed."""
 FLUSH_S = 2.0
 """Shutdown: time for connections to flush their last output, while the MCP connections close."""
@@ -143,10 +143,11 @@ async def _stop_when_set(event: anyio.Event, stop: anyio.Event) -> None:
 
 
 async def _stop_on_signal(stop: anyio.Event, *, task_status: TaskStatus) -> None:
-    """SIGTERM/SIGINT: stop reading every connection; in-flight requests are answered, then we exit 0."""
+    """SIGTERM/SIGINT: stop reading every connection; in-flight requests are answered, then we exit 0.
+
+    Signals stay caught until the daemon exits, so a repeated SIGTERM during shutdown does not kill it mid-way."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         task_status.started()
         async for _ in signals:
             log.info("signal_received")
             stop.set()
-            return
