@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,15 +61,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         write_schemas(args.out)
         return 0
-    listen: Path | None = None
+    listen: tuple[Path, socket.socket] | None = None
     if args.listen is not None:
         if not args.listen.startswith("unix:") or len(args.listen) <= len("unix:"):
             _parser().error("--listen takes unix:PATH")
-        listen = Path(args.listen[len("unix:") :]).absolute()
-        from app_server.listener import SocketRefused, claim
+        path = Path(args.listen[len("unix:") :]).absolute()
+        from app_server.listener import SocketRefused, bind
 
         try:
-            claim(listen)
+            listen = (path, bind(path))
         except SocketRefused as refused:
             print(f"mcp-app-server: --listen refused: {refused}", file=sys.stderr)
             return 2
@@ -79,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-async def _serve(data_dir: Path, env: dict[str, str], listen: Path | None) -> None:
+async def _serve(data_dir: Path, env: dict[str, str], listen: tuple[Path, socket.socket] | None) -> None:
     """Serve until stdin ends or a signal arrives, then stop within 5 s: settle, close MCP, flush."""
     from app_server.connection import ClientConnection
     from app_server.daemon import Daemon
@@ -97,7 +98,8 @@ async def _serve(data_dir: Path, env: dict[str, str], listen: Path | None) -> No
             stop = anyio.Event()
             await tasks.start(_stop_on_signal, stop)
             if listen is not None:
-                await tasks.start(serve_socket, daemon, listen, processors)
+                path, listener = listen
+                await tasks.start(serve_socket, daemon, listener, path, processors)
             tasks.start_soon(main_processor.serve)
             tasks.start_soon(_stop_when_set, main_processor.input_ended, stop)
             await stop.wait()

@@ -28,6 +28,24 @@ class SocketRefused(Exception):
     """The path cannot be ours; the message is the one-line reason printed before exit 2."""
 
 
+def bind(path: Path) -> socket.socket:
+    """Claim the path (refusing a non-socket or a live daemon's socket, replacing a stale one) and bind a 0600
+    listening socket there; every failure is a ``SocketRefused`` with a one-line reason."""
+    claim(path)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        listener.bind(str(path))
+        listener.listen(MAX_CONNECTIONS)
+    except OSError as exc:
+        listener.close()
+        raise SocketRefused(f"cannot listen on {path}: {exc.strerror or exc}") from exc
+    finally:
+        os.umask(old_umask)
+    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+    return listener
+
+
 def claim(path: Path) -> None:
     """Refuse a path that is not a socket or where a daemon answers; remove a stale socket."""
     try:
@@ -60,8 +78,10 @@ def _release(path: Path, identity: tuple[int, int]) -> None:
             path.unlink()
 
 
-async def serve(daemon: Daemon, path: Path, processors: set[Processor], *, task_status: TaskStatus) -> None:
-    """Accept client connections on a 0600 Unix socket, each served like stdio, at most ``MAX_CONNECTIONS``."""
+async def serve(
+    daemon: Daemon, listener: socket.socket, path: Path, processors: set[Processor], *, task_status: TaskStatus
+) -> None:
+    """Accept client connections on the bound socket, each served like stdio, at most ``MAX_CONNECTIONS``."""
     from app_server.processor import Processor
     from app_server.transport import Transport
 
@@ -86,13 +106,8 @@ async def serve(daemon: Daemon, path: Path, processors: set[Processor], *, task_
             processors.discard(processor)
             writer.close()
 
-    old_umask = os.umask(0o177)
-    try:
-        server = await asyncio.start_unix_server(handle, path=str(path))
-    finally:
-        os.umask(old_umask)
-    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
     info = path.lstat()
+    server = await asyncio.start_unix_server(handle, sock=listener)
     task_status.started()
     try:
         async with server:

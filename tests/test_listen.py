@@ -55,6 +55,10 @@ def test_a_directory_at_the_path_is_refused(data_dir: Path, socket_dir: Path) ->
     assert socket_dir.is_dir()
 
 
+def test_a_path_that_cannot_be_bound_is_refused(data_dir: Path, socket_dir: Path) -> None:
+    assert "cannot listen" in _refusal(_run_daemon(data_dir, socket_dir / "missing" / "d.sock"))
+
+
 def test_a_live_daemons_socket_is_refused_and_keeps_serving(data_dir: Path, socket_dir: Path, tmp_path: Path) -> None:
     path = socket_dir / "d.sock"
     with running_daemon(data_dir, args=("--listen", f"unix:{path}")) as first:
