@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import signal
-import stat
+import socket
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,13 +14,19 @@ from typing import TYPE_CHECKING
 import anyio
 from anyio.abc import TaskStatus
 
+from app_server import __version__
 from app_server.logs import get_logger
 
 if TYPE_CHECKING:
     from app_server.daemon import Daemon
-    from app_server.processor import Processor
 
 log = get_logger("app_server")
+SETTLE_S = 1.0
+"""Shutdown: time for connections to answer (or cancel) their in-flight requests."""
+CLOSE_S = 2.0
+"""Shutdown: time for MCP connections to close before left-over process groups are killed."""
+FLUSH_S = 2.0
+"""Shutdown: time for connections to flush their last output, while the MCP connections close."""
 
 
 def default_data_dir(env: dict[str, str]) -> Path:
@@ -39,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     parser.add_argument("--transports", metavar="stdio,http", help="the MCP transports this deployment allows")
     parser.add_argument("--stdio-sandbox", metavar="JSON", help="argv prefix (JSON list) for every stdio server")
+    parser.add_argument("--version", action="version", version=f"mcp-app-server {__version__}")
     commands = parser.add_subparsers(dest="command")
     schema = commands.add_parser("generate-json-schema", help="write the protocol's JSON Schema files")
     schema.add_argument("--out", type=Path, required=True)
@@ -63,17 +70,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         write_typescript(args.out)
         return 0
-    listen: Path | None = None
-    if args.listen is not None:
-        if not args.listen.startswith("unix:") or len(args.listen) <= len("unix:"):
-            _parser().error("--listen takes unix:PATH")
-        listen = Path(args.listen[len("unix:") :]).absolute()
     from mcp_runtime import ConfigPolicy, set_policy
 
     try:
         set_policy(ConfigPolicy.from_options(args.transports, args.stdio_sandbox))
     except ValueError as exc:
         _parser().error(str(exc))
+    listen: tuple[Path, socket.socket] | None = None
+    if args.listen is not None:
+        if not args.listen.startswith("unix:") or len(args.listen) <= len("unix:"):
+            _parser().error("--listen takes unix:PATH")
+        path = Path(args.listen[len("unix:") :]).absolute()
+        from app_server.listener import SocketRefused, bind
+
+        try:
+            listen = (path, bind(path))
+        except SocketRefused as refused:
+            print(f"mcp-app-server: --listen refused: {refused}", file=sys.stderr)
+            return 2
     env = dict(os.environ)
     data_dir = (args.data_dir or default_data_dir(env)).expanduser().absolute()
     from mcp_runtime import safe_fs
@@ -83,71 +97,76 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-async def _serve(data_dir: Path, env: dict[str, str], listen: Path | None) -> None:
+async def _serve(data_dir: Path, env: dict[str, str], listen: tuple[Path, socket.socket] | None) -> None:
+    """Serve until stdin ends or a signal arrives, then stop within 5 s: settle, close MCP, flush."""
     from app_server.connection import ClientConnection
     from app_server.daemon import Daemon
+    from app_server.listener import serve as serve_socket
     from app_server.processor import Processor
     from app_server.transport import Transport
 
     daemon = Daemon(data_dir=data_dir, env=env, home=Path(env.get("HOME") or Path.home()))
     main_processor = Processor(daemon, ClientConnection("stdio", await Transport.stdio()))
     processors = {main_processor}
+    closing = False
     try:
         async with anyio.create_task_group() as tasks:
             daemon.tasks = tasks
-            await tasks.start(_stop_on_signal, processors)
+            stop = anyio.Event()
+            await tasks.start(_stop_on_signal, stop)
             if listen is not None:
-                await tasks.start(_listen, daemon, listen, processors)
-            await main_processor.serve()
-            for processor in processors:
+                path, listener = listen
+                await tasks.start(serve_socket, daemon, listener, path, processors)
+            tasks.start_soon(main_processor.serve)
+            tasks.start_soon(_stop_when_set, main_processor.input_ended, stop)
+            await stop.wait()
+            for processor in list(processors):
                 processor.reading.cancel()
+            with anyio.move_on_after(SETTLE_S):
+                for processor in list(processors):
+                    await processor.settled.wait()
+            closing = True
+            async with anyio.create_task_group() as shutdown:
+                shutdown.start_soon(_close_runtime, daemon)
+                with anyio.move_on_after(FLUSH_S):
+                    for processor in list(processors):
+                        await processor.finished.wait()
             tasks.cancel_scope.cancel()
     finally:
-        with anyio.CancelScope(shield=True):
-            await daemon.aclose()
+        if not closing:
+            with anyio.CancelScope(shield=True):
+                await _close_runtime(daemon)
     log.info("stopped")
 
 
-async def _stop_on_signal(processors: set[Processor], *, task_status: TaskStatus) -> None:
-    """SIGTERM/SIGINT: stop reading every connection; in-flight requests are answered, then we exit 0."""
+async def _close_runtime(daemon: Daemon) -> None:
+    """Close every MCP connection; process groups still alive after ``CLOSE_S`` are killed, so the
+    (shielded) per-server stop sequences end at once instead of waiting out their own graces."""
+    async with anyio.create_task_group() as closing:
+        closing.start_soon(_kill_children_after, CLOSE_S)
+        await daemon.aclose()
+        closing.cancel_scope.cancel()
+
+
+async def _kill_children_after(delay: float) -> None:
+    await anyio.sleep(delay)
+    runtime_transport = sys.modules.get("mcp_runtime.transport")
+    if runtime_transport is not None:
+        log.warning("killing_children_after_close_timeout")
+        runtime_transport.kill_live_groups()
+
+
+async def _stop_when_set(event: anyio.Event, stop: anyio.Event) -> None:
+    await event.wait()
+    stop.set()
+
+
+async def _stop_on_signal(stop: anyio.Event, *, task_status: TaskStatus) -> None:
+    """SIGTERM/SIGINT: stop reading every connection; in-flight requests are answered, then we exit 0.
+
+    Signals stay caught until the daemon exits, so a repeated SIGTERM during shutdown does not kill it mid-way."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         task_status.started()
         async for _ in signals:
             log.info("signal_received")
-            for processor in processors:
-                processor.reading.cancel()
-            return
-
-
-async def _listen(daemon: Daemon, path: Path, processors: set[Processor], *, task_status: TaskStatus) -> None:
-    """Accept extra client connections on a 0600 Unix socket, each served like stdio."""
-    from app_server.connection import ClientConnection
-    from app_server.processor import Processor
-    from app_server.transport import Transport
-
-    counter = 0
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal counter
-        counter += 1
-        processor = Processor(daemon, ClientConnection(f"unix-{counter}", Transport(reader, writer)))
-        processors.add(processor)
-        try:
-            await processor.serve()
-        finally:
-            processors.discard(processor)
-            writer.close()
-
-    path.unlink(missing_ok=True)
-    old_umask = os.umask(0o177)
-    try:
-        server = await asyncio.start_unix_server(handle, path=str(path))
-    finally:
-        os.umask(old_umask)
-    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
-    task_status.started()
-    try:
-        async with server:
-            await anyio.sleep_forever()
-    finally:
-        path.unlink(missing_ok=True)
+            stop.set()

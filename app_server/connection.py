@@ -20,12 +20,40 @@ log = get_logger("app_server.connection")
 _server_request_ids = itertools.count(1)
 
 
+NOTIFICATION_BACKLOG = 8 << 20
+"""Unsent output past which notifications to a connection are dropped (responses never are)."""
+LOW_PRIORITY_BACKLOG = NOTIFICATION_BACKLOG // 2
+"""Progress and ``mcp:*`` updates are dropped earlier, so other notifications outlive them."""
+REQUEST_BACKLOG = 8 << 20
+"""Unsent output past which new requests are refused with ``overloaded``."""
+
+
 def encode(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    """Compact JSON; text that is not valid Unicode (lone surrogates) is escaped, so encoding never fails."""
+    try:
+        return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
 
 def _id_json(request_id: RequestId | None) -> str:
-    return json.dumps(request_id, ensure_ascii=False)
+    return json.dumps(request_id)
+
+
+def model_json(model: BaseModel) -> bytes:
+    """A model as compact JSON; text that is not valid Unicode is escaped instead of failing the encoding."""
+    try:
+        return model.model_dump_json().encode()
+    except ValueError:
+        return encode(model.model_dump(mode="json"))[:-1]
+
+
+def error_line(request_id: RequestId | None, error: AppError) -> bytes:
+    return encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_error()})
+
+
+def _is_low_priority(method: str) -> bool:
+    return method == "mcpServer/tool/progress" or method.startswith("mcp:")
 
 
 @dataclass
@@ -47,6 +75,7 @@ class ClientConnection:
         self.in_flight: dict[RequestId, anyio.CancelScope] = {}
         self.pending: dict[str, PendingServerRequest] = {}
         self.closed = False
+        self.dropped_notifications = 0
 
     def send_raw(self, data: bytes) -> None:
         try:
@@ -54,20 +83,40 @@ class ClientConnection:
         except OSError:
             log.info("client_gone", connection=self.label)
 
+    def backlog(self) -> int:
+        """Bytes written to this connection that the client has not read yet."""
+        return self.transport.buffered()
+
     def respond(self, request_id: RequestId, result: BaseModel) -> None:
-        head = b'{"jsonrpc":"2.0","id":%s,"result":' % _id_json(request_id).encode()
-        self.send_raw(head + result.model_dump_json().encode() + b"}\n")
+        self.send_raw(self.result_line(request_id, result))
 
     def respond_error(self, request_id: RequestId | None, error: AppError) -> None:
-        self.send_raw(encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_error()}))
+        self.send_raw(error_line(request_id, error))
+
+    def result_line(self, request_id: RequestId, result: BaseModel) -> bytes:
+        """The response line; a result that cannot be encoded as UTF-8 is escaped, one that cannot be encoded at
+        all is answered ``internal``: a reply always exists."""
+        try:
+            body = model_json(result)
+        except Exception as exc:
+            log.error("result_not_encodable", connection=self.label, error_type=type(exc).__name__)
+            return error_line(request_id, AppError("internal", "the result could not be encoded"))
+        return b'{"jsonrpc":"2.0","id":%s,"result":%s}\n' % (_id_json(request_id).encode(), body)
 
     def notify_encoded(self, method: str, params_json: bytes) -> None:
         """Send a notification whose params are already JSON (shared across connections)."""
-        if self.initialized and method not in self.opt_outs:
-            self.send_raw(b'{"jsonrpc":"2.0","method":"%s","params":%s}\n' % (method.encode(), params_json))
+        if not self.initialized or method in self.opt_outs:
+            return
+        limit = LOW_PRIORITY_BACKLOG if _is_low_priority(method) else NOTIFICATION_BACKLOG
+        if self.backlog() + len(params_json) > limit:
+            if not self.dropped_notifications:
+                log.warning("notifications_dropped", connection=self.label, method=method, backlog=self.backlog())
+            self.dropped_notifications += 1
+            return
+        self.send_raw(b'{"jsonrpc":"2.0","method":"%s","params":%s}\n' % (method.encode(), params_json))
 
     def notify(self, method: str, params: BaseModel) -> None:
-        self.notify_encoded(method, params.model_dump_json().encode())
+        self.notify_encoded(method, model_json(params))
 
     async def request(self, method: str, params: BaseModel, request_id: str) -> dict[str, Any]:
         """Send a server request and wait for this connection's answer (the raw response message)."""
@@ -77,7 +126,7 @@ class ClientConnection:
         try:
             self.send_raw(
                 b'{"jsonrpc":"2.0","id":"%s","method":"%s","params":%s}\n'
-                % (request_id.encode(), method.encode(), params.model_dump_json().encode())
+                % (request_id.encode(), method.encode(), model_json(params))
             )
             await pending.done.wait()
             if pending.response is None:

@@ -12,7 +12,6 @@ from typing import Any
 
 _PARAMS_KEYS = frozenset({"clientInfo", "capabilities"})
 _CLIENT_KEYS = frozenset({"name", "version", "title"})
-_CAPABILITY_KEYS = frozenset({"optOutNotificationMethods"})
 
 
 def quick_params(params: Any) -> tuple[str, str, frozenset[str]] | None:
@@ -26,8 +25,8 @@ def quick_params(params: Any) -> tuple[str, str, frozenset[str]] | None:
     if not (isinstance(name, str) and name and isinstance(version, str) and isinstance(title, str)):
         return None
     capabilities = params.get("capabilities", {})
-    if not isinstance(capabilities, dict) or not capabilities.keys() <= _CAPABILITY_KEYS:
-        return None
+    if not isinstance(capabilities, dict) or "opt_out_notification_methods" in capabilities:
+        return None  # unknown capabilities are ignored; the field's Python name is left to the model
     opt_outs = capabilities.get("optOutNotificationMethods", [])
     if not isinstance(opt_outs, list) or not all(isinstance(m, str) for m in opt_outs):
         return None

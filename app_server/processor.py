@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from app_server import __version__, handshake
-from app_server.connection import ClientConnection, encode
+from app_server import __version__, handshake, wire
+from app_server.connection import REQUEST_BACKLOG, ClientConnection, encode, error_line
 from app_server.daemon import Daemon, RequestContext
 from app_server.lines import TOO_LARGE, read_lines
 from app_server.logs import configure as configure_logging
@@ -23,7 +22,18 @@ if TYPE_CHECKING:
 log = get_logger("app_server.processor")
 
 MAX_IN_FLIGHT = 256
-SHUTDOWN_GRACE_S = 2.0
+MAX_IN_FLIGHT_BYTES = 6 << 20
+"""Request bytes in flight per connection past which new requests are ``overloaded`` (the request that crosses
+it is still taken, so one message of any size always fits): params live several times over (upstream copies
+included) until answered, and 256 large calls would otherwise cost hundreds of MiB."""
+SHUTDOWN_GRACE_S = 1.0
+"""Time in-flight requests get to answer once input ended; the rest are cancelled."""
+FLUSH_S = 2.0
+"""Time the client gets to take the last responses at shutdown, even when it no longer reads."""
+READ_PAUSE_BACKLOG = 16 << 20
+"""Unsent output past which input is not read until the client reads (its writes then block)."""
+OFF_LOOP_LINE = 256 << 10
+"""Lines at least this long are decoded in a worker thread so other connections keep being served."""
 PROTOCOL_VERSION = "2026-11-30"
 _PUBLIC_METHODS = sorted(m for m in METHODS if m != "initialize")
 _NOTIFICATIONS = sorted(NOTIFICATIONS)
@@ -42,10 +52,6 @@ def _validated_initialize(params: Any) -> tuple[str, str, frozenset[str]]:
     return parsed.client_info.name, parsed.client_info.version, opt_outs  # type: ignore[attr-defined]
 
 
-def _is_request_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
 class Processor:
     """Serves one client connection until its input ends or the daemon stops it."""
 
@@ -53,36 +59,54 @@ class Processor:
         self.daemon = daemon
         self.connection = connection
         self.reading = anyio.CancelScope()
+        self.input_ended = anyio.Event()
+        self.settled = anyio.Event()
+        self.finished = anyio.Event()
+        self._idle: anyio.Event | None = None
+        self._write_turn = anyio.Lock()
+        self._in_flight_sizes: dict[RequestId, int] = {}
+        self._in_flight_bytes = 0
 
     async def serve(self) -> None:
+        """Read until input ends or ``reading`` is cancelled, settle in-flight requests, flush (bounded)."""
         connection = self.connection
         self.daemon.bus.attach(connection)
         try:
             async with anyio.create_task_group() as tasks:
                 with self.reading:
                     async for line in read_lines(connection.transport.receive, MAX_MESSAGE_BYTES):
-                        self._handle_line(line, tasks)
-                await self._drain(tasks)
+                        if connection.backlog() > READ_PAUSE_BACKLOG:
+                            await connection.transport.drain()
+                        await self._handle_line(line, tasks)
+                self.input_ended.set()
+                await self._settle()
+            self.settled.set()
+            connection.abandon_server_requests()
+            with anyio.move_on_after(FLUSH_S):
+                await connection.transport.flush()
         finally:
             self.daemon.bus.detach(connection)
             connection.abandon_server_requests()
+            with anyio.CancelScope(shield=True):
+                await connection.transport.aclose()
+            self.input_ended.set()
+            self.settled.set()
+            self.finished.set()
 
-    async def _drain(self, tasks: anyio.abc.TaskGroup) -> None:
+    async def _settle(self) -> None:
         """Input ended: let in-flight requests answer, cancel what is left after a grace period.
 
         No answer can arrive any more, so pending server requests (elicitations) resolve at once (as cancel)."""
         self.connection.abandon_server_requests()
-        with anyio.move_on_after(SHUTDOWN_GRACE_S):
-            while self.connection.in_flight:
-                await anyio.sleep(0.01)
+        if self.connection.in_flight:
+            self._idle = anyio.Event()
+            with anyio.move_on_after(SHUTDOWN_GRACE_S):
+                await self._idle.wait()
         for scope in list(self.connection.in_flight.values()):
             scope.cancel()
-        while self.connection.in_flight:
-            await anyio.sleep(0.001)
-        self.connection.abandon_server_requests()
-        await self.connection.transport.drain()
 
-    def _handle_line(self, line: bytes | object, tasks: anyio.abc.TaskGroup) -> None:
+    async def _handle_line(self, line: bytes | object, tasks: anyio.abc.TaskGroup) -> None:
+        """Answer or dispatch one line; whatever the line holds, the connection keeps serving."""
         connection = self.connection
         if line is TOO_LARGE:
             too_large = AppError("messageTooLarge", f"a message exceeded {MAX_MESSAGE_BYTES} bytes")
@@ -92,43 +116,43 @@ class Processor:
         if not line.strip():
             return
         try:
-            message = json.loads(line)
-        except (ValueError, UnicodeDecodeError):
-            connection.respond_error(None, AppError("parseError", "the line is not valid JSON"))
-            return
-        if not isinstance(message, dict):
-            connection.respond_error(None, AppError("invalidRequest", "a message must be a JSON object"))
-            return
-        method = message.get("method")
-        has_id = "id" in message
-        request_id = message.get("id")
-        if method is None and has_id and ("result" in message or "error" in message):
-            connection.resolve(message)
-            return
-        if not isinstance(method, str) or (has_id and not _is_request_id(request_id)):
-            reply_id = request_id if _is_request_id(request_id) else None
-            connection.respond_error(reply_id, AppError("invalidRequest", "not a JSON-RPC request or notification"))
-            return
-        params = message.get("params")
-        if not has_id:
-            self._handle_notification(method, params)
-            return
-        self._handle_request(request_id, method, params, tasks)
+            if len(line) >= OFF_LOOP_LINE:
+                message = await anyio.to_thread.run_sync(wire.decode, line)
+            else:
+                message = wire.decode(line)
+            if message is None:
+                return
+            if message.get("method") is None:
+                connection.resolve(message)
+            elif "id" not in message:
+                self._handle_notification(message["method"], message.get("params"))
+            else:
+                self._handle_request(message["id"], message["method"], message.get("params"), tasks, len(line))
+        except wire.Rejected as rejected:
+            connection.respond_error(rejected.request_id, rejected.error)
+        except Exception as exc:
+            log.error("line_failed", connection=connection.label, error_type=type(exc).__name__)
+            connection.respond_error(None, AppError("internal", "internal error"))
 
     def _handle_notification(self, method: str, params: Any) -> None:
         if method == "$/cancelRequest":
             target = params.get("id") if isinstance(params, dict) else None
-            scope = self.connection.in_flight.get(target) if _is_request_id(target) else None
+            scope = self.connection.in_flight.get(target) if wire.is_request_id(target) else None
             if scope is not None:
                 scope.cancel()
 
-    def _handle_request(self, request_id: RequestId, method: str, params: Any, tasks: anyio.abc.TaskGroup) -> None:
+    def _handle_request(
+        self, request_id: RequestId, method: str, params: Any, tasks: anyio.abc.TaskGroup, size: int
+    ) -> None:
         connection = self.connection
         if method == "initialize":
             self._initialize(request_id, params)
             return
         if not connection.initialized:
             connection.respond_error(request_id, AppError("notInitialized", "send initialize first"))
+            return
+        if connection.backlog() > REQUEST_BACKLOG:
+            connection.respond_error(request_id, AppError("overloaded", "the client is not reading; retry later"))
             return
         if method in RETIRED:
             details = {"replacement": RETIRED[method]} if RETIRED[method] else {}
@@ -147,10 +171,12 @@ class Processor:
         if request_id in connection.in_flight:
             connection.respond_error(request_id, AppError("invalidRequest", "this request id is already in flight"))
             return
-        if len(connection.in_flight) >= MAX_IN_FLIGHT:
+        if len(connection.in_flight) >= MAX_IN_FLIGHT or self._in_flight_bytes >= MAX_IN_FLIGHT_BYTES:
             connection.respond_error(request_id, AppError("overloaded", "too many requests in flight; retry later"))
             return
         scope = connection.in_flight[request_id] = anyio.CancelScope()
+        self._in_flight_sizes[request_id] = size
+        self._in_flight_bytes += size
         tasks.start_soon(self._run, request_id, method, params, route.handler, scope)
 
     def _run_inline(self, request_id: RequestId, method: str, params: Any, handler: InlineHandler) -> None:
@@ -193,25 +219,43 @@ class Processor:
     async def _run(
         self, request_id: RequestId, method: str, params: Any, handler: AwaitedHandler, scope: anyio.CancelScope
     ) -> None:
+        """The request stays in flight until its answer has been taken by the transport (backpressure)."""
         connection = self.connection
-        error: AppError | None = None
+        answered = False
         try:
             with scope:
-                context = RequestContext(self.daemon, connection, request_id)
-                result = await handler(context, _parse(method, params))
-                connection.respond(request_id, result)
+                line = await self._answer(request_id, method, params, handler)
+                await self._room_for_output()
+                connection.send_raw(line)
+                answered = True
                 await connection.transport.drain()
-                return
-            error = AppError("cancelled", "the request was cancelled")
+        finally:
+            if not answered:
+                connection.respond_error(request_id, AppError("cancelled", "the request was cancelled"))
+            connection.in_flight.pop(request_id, None)
+            self._in_flight_bytes -= self._in_flight_sizes.pop(request_id, 0)
+            if not connection.in_flight and self._idle is not None:
+                self._idle.set()
+
+    async def _answer(self, request_id: RequestId, method: str, params: Any, handler: Any) -> bytes:
+        """The encoded response line: a request waiting for the client to read holds bytes, not a result model."""
+        try:
+            result = await handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
         except AppError as exc:
-            error = exc
+            return error_line(request_id, exc)
         except Exception as exc:
             log.error("handler_failed", method=method, error_type=type(exc).__name__)
-            error = AppError("internal", "internal error")
-        finally:
-            connection.in_flight.pop(request_id, None)
-            if error is not None:
-                connection.respond_error(request_id, error)
+            return error_line(request_id, AppError("internal", "internal error"))
+        return self.connection.result_line(request_id, result)
+
+    async def _room_for_output(self) -> None:
+        """Past the backlog limit, results are written one at a time as the client reads, so a client
+        that stops reading holds at most the limit plus one result in the daemon's memory."""
+        if self.connection.backlog() <= REQUEST_BACKLOG:
+            return
+        async with self._write_turn:
+            while self.connection.backlog() > REQUEST_BACKLOG:
+                await self.connection.transport.drain()
 
 
 def _parse(method: str, params: Any) -> Any:

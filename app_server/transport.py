@@ -55,13 +55,27 @@ class Transport:
         elif not self._writer.is_closing():
             self._writer.write(data)
 
+    def buffered(self) -> int:
+        """Bytes written but not yet taken by the peer (0 for blocking files)."""
+        if self._writer is None or self._writer.is_closing():
+            return 0
+        return self._writer.transport.get_write_buffer_size()
+
     async def drain(self) -> None:
+        """Wait while the write buffer is above its high-water mark."""
         if self._writer is not None and not self._writer.is_closing():
             try:
                 await self._writer.drain()
             except ConnectionError:
                 pass
 
-    async def aclose(self) -> None:
+    async def flush(self) -> None:
+        """Wait until every written byte has been taken by the peer (callers bound the wait)."""
         if self._writer is not None and not self._writer.is_closing():
-            self._writer.close()
+            self._writer.transport.set_write_buffer_limits(high=0)
+            await self.drain()
+
+    async def aclose(self) -> None:
+        """Close; whatever the peer has not taken by now is discarded (it stopped reading)."""
+        if self._writer is not None and not self._writer.is_closing():
+            self._writer.transport.abort()

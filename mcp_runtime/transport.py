@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import ssl
+import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -53,14 +54,31 @@ REASON_MARKER = "mcpAppServerReason"
 _LIVE_GROUPS: set[int] = set()
 
 
-def _kill_live_groups() -> None:
-    """Last resort at interpreter exit: no child group outlives the daemon, whatever path it exits by."""
+def kill_live_groups() -> None:
+    """Last resort at shutdown and interpreter exit: no child group outlives the daemon, whatever path it exits by."""
     for pgid in list(_LIVE_GROUPS):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
 
 
-atexit.register(_kill_live_groups)
+atexit.register(kill_live_groups)
+
+
+def _parent_death_setup() -> dict[str, Any]:
+    """Popen options that make a child die with the daemon (Linux ``PR_SET_PDEATHSIG``), even on SIGKILL."""
+    if sys.platform != "linux":
+        return {}  # elsewhere the atexit group kill is the fallback
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    daemon_pid = os.getpid()
+
+    def die_with_parent() -> None:  # runs in the child between fork and exec
+        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != daemon_pid:
+            os._exit(1)  # the daemon died before the signal was armed
+
+    return {"preexec_fn": die_with_parent}
 
 
 class StderrTail:
@@ -148,10 +166,13 @@ class StdioTransport:
     async def _spawn(self) -> Process:
         import subprocess
 
+        from anyio._core._eventloop import get_async_backend
+
         config = self._config
         argv = policy().stdio_argv(config)
         try:
-            return await anyio.open_process(
+            # The backend's open_process passes Popen options through; the public one has no preexec_fn.
+            return await get_async_backend().open_process(
                 argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -159,6 +180,7 @@ class StdioTransport:
                 env=child_environment(config, self._env),
                 cwd=config.cwd,
                 start_new_session=True,
+                **_parent_death_setup(),
             )
         except FileNotFoundError as exc:
             if config.cwd is not None and not os.path.isdir(config.cwd):

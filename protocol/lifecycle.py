@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from protocol.base import WireModel
 
@@ -14,6 +14,10 @@ class ClientInfo(WireModel):
 
 
 class ClientCapabilities(WireModel):
+    """Capabilities this daemon does not know are ignored, so newer clients still connect."""
+
+    model_config = ConfigDict(extra="ignore")
+
     opt_out_notification_methods: list[str] | None = None
 
 

@@ -22,6 +22,9 @@ CASES: list[Any] = [
     {"clientInfo": {"name": "app", "version": "1"}, "capabilities": {"optOutNotificationMethods": "all"}},
     {"clientInfo": {"name": "app", "version": "1"}, "capabilities": {"optOutNotificationMethods": [1]}},
     {"clientInfo": {"name": "app", "version": "1"}, "capabilities": {"other": 1}},
+    {"clientInfo": {"name": "a", "version": "1"}, "capabilities": {"sampling": {}, "optOutNotificationMethods": ["a"]}},
+    {"clientInfo": {"name": "app", "version": "1"}, "capabilities": {"opt_out_notification_methods": ["a"]}},
+    {"clientInfo": {"name": "app", "version": "1"}, "capabilities": {"optOutNotificationMethods": None}},
     {"clientInfo": {"name": "app", "version": "1"}, "capabilities": None},
     {"clientInfo": {"name": "app", "version": "1", "title": None}},
     {"client_info": {"name": "app", "version": "1"}},
@@ -54,6 +57,13 @@ def test_quick_check_accepts_only_what_the_model_accepts_and_reads_it_the_same(p
 def test_plain_params_take_the_quick_path() -> None:
     assert handshake.quick_params(CASES[0]) == ("app", "1.2", frozenset())
     assert handshake.quick_params(CASES[3]) == ("app", "1", frozenset({"a", "b"}))
+
+
+def test_unknown_capabilities_are_ignored_on_both_paths() -> None:
+    params = {"clientInfo": {"name": "app", "version": "1"}, "capabilities": {"experimental": {"x": 1}, "roots": True}}
+    assert handshake.quick_params(params) == ("app", "1", frozenset())
+    model = InitializeParams.model_validate(params)
+    assert model.capabilities is not None and model.capabilities.opt_out_notification_methods is None
 
 
 def test_quick_result_is_a_valid_initialize_result() -> None:

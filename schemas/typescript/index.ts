@@ -14,6 +14,7 @@ export interface CancelRequestParams {
   id: string | number;
 }
 
+/** Capabilities this daemon does not know are ignored, so newer clients still connect. */
 export interface ClientCapabilities {
   optOutNotificationMethods?: string[];
 }

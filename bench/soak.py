@@ -1,0 +1,142 @@
+"""Soak: thousands of tool calls, status lists and hostile lines through one daemon; RSS and open fds before/after.
+
+A leak shows as growth that scales with the number of rounds; the table prints each phase's totals.
+Run: ``.venv/bin/python -m bench.soak [--rounds 5] [--calls 2000] [--lists 2000] [--hostile 500] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.tool_call import FIXTURE, DaemonPipe
+
+HOSTILE = [
+    b"[" * 982 + b"]" * 982,
+    b'{"id":"\\ud800","method":"mcpServer/list"}',
+    b'{"id":1,"method":"mcpServer/list","params":{"x":NaN}}',
+    b'{"id":1,"method":"mcpServer/list","params":{"x":"\xff"}}',
+    b"not json",
+]
+
+
+def _memory(pid: int) -> dict[str, int]:
+    """Resident KiB (now and peak) and open file descriptors of the daemon (Linux /proc)."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+    return {
+        "rss_kib": int(fields["VmRSS"].split()[0]),
+        "peak_kib": int(fields["VmHWM"].split()[0]),
+        "fds": len(os.listdir(f"/proc/{pid}/fd")),
+    }
+
+
+def _pipelined(daemon: DaemonPipe, messages: list[dict[str, Any]]) -> int:
+    """Send every message, then read until each has been answered; returns how many were errors."""
+    daemon.stdin.write(b"".join(json.dumps(m, separators=(",", ":")).encode() + b"\n" for m in messages))
+    daemon.stdin.flush()
+    pending = {m["id"] for m in messages}
+    errors = 0
+    while pending:
+        line = daemon.stdout.readline()
+        if not line:
+            raise RuntimeError("the daemon exited")
+        message = json.loads(line)
+        if "method" not in message and message.get("id") in pending:
+            pending.discard(message["id"])
+            errors += "error" in message
+    return errors
+
+
+def _result(daemon: DaemonPipe, method: str, params: dict[str, Any]) -> Any:
+    response = daemon.request(f"setup-{method}", method, params)
+    if "error" in response:
+        raise RuntimeError(f"{method}: {response['error']}")
+    return response["result"]
+
+
+def _hostile(daemon: DaemonPipe, count: int) -> None:
+    lines = b"".join(HOSTILE[i % len(HOSTILE)] + b"\n" for i in range(count))
+    daemon.stdin.write(lines + b'{"id":"after-hostile","method":"mcpServer/list"}\n')
+    daemon.stdin.flush()
+    daemon.response("after-hostile")
+
+
+def run(rounds: int, calls: int, lists: int, hostile: int) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as data_dir:
+        daemon = DaemonPipe(data_dir)
+        try:
+            _result(daemon, "initialize", {"clientInfo": {"name": "soak", "version": "0"}})
+            server = {"command": FIXTURE[0], "args": FIXTURE[1:]}
+            _result(daemon, "mcpServer/create", {"name": "fx", "config": server})
+            _result(daemon, "mcpServer/start", {"name": "fx"})
+            thread = _result(daemon, "thread/start", {"name": "soak", "mcpServers": {"fx": server}})["thread"]["id"]
+            call = {"threadId": thread, "server": "fx", "tool": "echo", "arguments": {"text": "soak"}}
+            _result(daemon, "mcpServer/tool/call", call)
+            rows.append({"phase": "start", "seconds": 0.0, "errors": 0, **_memory(daemon.process.pid)})
+            ids = iter(range(10**9))
+            for round_number in range(1, rounds + 1):
+                started = time.perf_counter()
+                errors = 0
+                for batch in range(0, calls, 200):
+                    batch_calls = [
+                        {"id": next(ids), "method": "mcpServer/tool/call", "params": call}
+                        for _ in range(min(200, calls - batch))
+                    ]
+                    errors += _pipelined(daemon, batch_calls)
+                for batch in range(0, lists, 200):  # pipelined below the 256 in-flight cap
+                    size = min(200, lists - batch)
+                    status = [{"id": next(ids), "method": "mcpServerStatus/list"} for _ in range(size)]
+                    errors += _pipelined(daemon, status)
+                _hostile(daemon, hostile)
+                rows.append({
+                    "phase": f"round {round_number}",
+                    "seconds": round(time.perf_counter() - started, 2),
+                    "errors": errors,
+                    **_memory(daemon.process.pid),
+                })
+        finally:
+            daemon.process.stdin.close()  # type: ignore[union-attr]
+            daemon.process.wait(10)
+    return rows
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    header = f"{'phase':<10} {'seconds':>8} {'errors':>7} {'RSS MiB':>8} {'peak MiB':>9} {'fds':>5}"
+    lines = [header, "-" * len(header)]
+    for row in rows:
+        lines.append(
+            f"{row['phase']:<10} {row['seconds']:>8} {row['errors']:>7} {row['rss_kib'] / 1024:>8.1f}"
+            f" {row['peak_kib'] / 1024:>9.1f} {row['fds']:>5}"
+        )
+    first, last = rows[0], rows[-1]
+    lines.append(
+        f"growth: RSS {(last['rss_kib'] - first['rss_kib']) / 1024:+.1f} MiB, fds {last['fds'] - first['fds']:+d}"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    if not Path("/proc/self/status").exists():
+        print("bench.soak reads RSS and fds from /proc (Linux only)", file=sys.stderr)
+        return 2
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=2000, help="tool calls per round")
+    parser.add_argument("--lists", type=int, default=2000, help="mcpServerStatus/list requests per round")
+    parser.add_argument("--hostile", type=int, default=500, help="hostile lines per round")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    rows = run(args.rounds, args.calls, args.lists, args.hostile)
+    print(json.dumps(rows) if args.json else _table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""A client that stops reading costs the daemon bounded memory: results wait (in flight) for it to read, new
+requests get ``overloaded``, notifications are dropped past 8 MiB, and no response is ever lost."""
+
+from __future__ import annotations
+
+import array
+import fcntl
+import os
+import subprocess
+import sys
+import termios
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from tests.daemon_client import ROOT, JsonLinesClient
+from tests.fixtures import fixture_config
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads RSS from /proc and pipe fill via FIONREAD")
+MIB = 1 << 20
+KIB = 1 << 10
+
+
+class PausableLines:
+    """The daemon's stdout as lines, read only while ``reading`` is set (a client that stops reading)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self.reading = threading.Event()
+        self.reading.set()
+
+    def __iter__(self) -> Iterator[bytes]:
+        while True:
+            self.reading.wait()
+            line = self._stream.readline()
+            if not line:
+                return
+            yield line
+
+
+@contextmanager
+def pausable_daemon(data_dir: Path) -> Iterator[tuple[subprocess.Popen[bytes], JsonLinesClient, PausableLines]]:
+    """The daemon on stdio with a client whose reading can be paused; its log goes to ``<data_dir>.log``."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app_server", "--data-dir", str(data_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=data_dir.with_suffix(".log").open("wb"),
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    lines = PausableLines(process.stdout)
+    client = JsonLinesClient(lines, process.stdin)  # type: ignore[arg-type]
+    try:
+        yield process, client, lines
+    finally:
+        lines.reading.set()
+        process.stdin.close()
+        try:
+            process.wait(15)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def _memory_kib(pid: int) -> tuple[int, int]:
+    """(current, peak) resident set size."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+    return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+
+
+def _wait_input_consumed(process: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
+    """Until the daemon has read every byte written to its stdin (the pipe holds none)."""
+    assert process.stdin is not None
+    deadline = time.monotonic() + timeout
+    pending = array.array("i", [0])
+    while True:
+        fcntl.ioctl(process.stdin.fileno(), termios.FIONREAD, pending, True)
+        if pending[0] == 0:
+            return
+        assert time.monotonic() < deadline, f"{pending[0]} bytes still unread by the daemon"
+        time.sleep(0.05)
+
+
+def _thread_with_fixture(client: JsonLinesClient) -> str:
+    client.initialize()
+    thread_id: str = client.request("thread/start", {"name": "bp", "mcpServers": {"fx": fixture_config()}})[
+        "thread"
+    ]["id"]
+    echoed = _call(client, thread_id, "echo", {"text": "ready"}, timeout=60)
+    assert echoed["content"][0]["text"] == "ready"
+    return thread_id
+
+
+def _call(client: JsonLinesClient, thread_id: str, tool: str, arguments: dict, timeout: float = 30) -> dict:
+    params = {"threadId": thread_id, "server": "fx", "tool": tool, "arguments": arguments}
+    return client.request("mcpServer/tool/call", params, timeout=timeout)
+
+
+def test_results_to_a_client_that_stops_reading_cost_bounded_memory(data_dir: Path) -> None:
+    with pausable_daemon(data_dir) as (process, client, lines):
+        thread_id = _thread_with_fixture(client)
+        rss_before, _ = _memory_kib(process.pid)
+        text = "x" * (64 * KIB)
+        count = 2000  # 128 MiB of results if the daemon buffered them all
+        lines.reading.clear()
+        ids = [
+            client.start_request(
+                "mcpServer/tool/call",
+                {"threadId": thread_id, "server": "fx", "tool": "echo", "arguments": {"text": text}},
+                request_id=f"c{i}",
+            )
+            for i in range(count)
+        ]
+        _wait_input_consumed(process)
+        _, peak_unread = _memory_kib(process.pid)
+        lines.reading.set()
+        answers = [client.wait_response(request_id, timeout=120) for request_id in ids]
+        _, peak = _memory_kib(process.pid)
+        overloaded = [a for a in answers if "error" in a]
+        assert all(a["error"]["data"]["reason"] == "overloaded" for a in overloaded)
+        assert overloaded, "a client that does not read must be told to retry later"
+        assert all(a["result"]["content"][0]["text"] == text for a in answers if "result" in a)
+        assert (peak - rss_before) < 64 * 1024, f"RSS grew by {(peak - rss_before) // 1024} MiB"
+        assert (peak_unread - rss_before) < 64 * 1024
+        assert _call(client, thread_id, "echo", {"text": "after"})["content"][0]["text"] == "after"
+
+
+def test_inline_responses_to_a_client_that_stops_reading_cost_bounded_memory(data_dir: Path) -> None:
+    """Requests answered without a task switch (store reads) are refused past the backlog too."""
+    with pausable_daemon(data_dir) as (process, client, lines):
+        client.initialize()
+        args = [f"--option-{i}-" + "v" * 100 for i in range(16)]
+        for i in range(32):
+            client.request("mcpServer/create", {"name": f"s{i}", "config": {"command": "tool", "args": args}})
+        listing = client.request("mcpServer/list")
+        assert len(listing["data"]) == 32
+        rss_before, _ = _memory_kib(process.pid)
+        lines.reading.clear()
+        count = 4000  # ~60 KiB per answer: 240 MiB if the daemon buffered them all
+        client.send_raw(b"".join(b'{"id":%d,"method":"mcpServer/list"}\n' % i for i in range(count)))
+        _wait_input_consumed(process)
+        _, peak_unread = _memory_kib(process.pid)
+        lines.reading.set()
+        answers = [client.wait_response(i, timeout=120) for i in range(count)]
+        _, peak = _memory_kib(process.pid)
+        assert all(a.get("result") == listing or a["error"]["data"]["reason"] == "overloaded" for a in answers)
+        assert any("error" in a for a in answers)
+        assert (peak - rss_before) < 64 * 1024, f"RSS grew by {(peak - rss_before) // 1024} MiB"
+        assert (peak_unread - rss_before) < 64 * 1024
+        assert client.request("mcpServer/list") == listing
+
+
+def _wait_logged(log: Path, event: str, timeout: float = 600.0) -> None:
+    deadline = time.monotonic() + timeout
+    while f'"event": "{event}"' not in log.read_text(errors="replace"):
+        assert time.monotonic() < deadline, f"the daemon never logged {event}"
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_progress_notifications_are_dropped_never_the_response(data_dir: Path) -> None:
+    """Slow: the SDK fixture emits about 1,000 progress notifications a second."""
+    with pausable_daemon(data_dir) as (process, client, lines):
+        thread_id = _thread_with_fixture(client)
+        rss_before, _ = _memory_kib(process.pid)
+        steps = 30_000  # ~6 MiB of progress notifications, more than the 4 MiB a non-reader is kept for them
+        lines.reading.clear()
+        arguments = {"steps": steps, "delay_ms": 0}
+        params = {"threadId": thread_id, "server": "fx", "tool": "progress", "arguments": arguments}
+        params["timeoutMs"] = 300_000
+        call = client.start_request("mcpServer/tool/call", params)
+        _wait_logged(data_dir.with_suffix(".log"), "notifications_dropped")
+        lines.reading.set()
+        response = client.wait_response(call, timeout=600)
+        assert response.get("result", {}).get("content", [{}])[0].get("text") == f"done {steps}", response
+        received = client.notifications("mcpServer/tool/progress")
+        assert 0 < len(received) < steps
+        _, peak = _memory_kib(process.pid)
+        assert (peak - rss_before) < 64 * 1024, f"RSS grew by {(peak - rss_before) // 1024} MiB"
