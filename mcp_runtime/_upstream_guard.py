@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("mcp_runtime.upstream")
 
+REASON_MARKER = "mcpAppServerReason"
+"""Key in a synthetic JSON-RPC error's ``data`` naming the typed reason the transport refused a response for."""
+
 MAX_DETAIL = 300
 """``data.detail`` is cut here: it says what was wrong, never echoes the reply."""
 MAX_TRACKED = 4096
@@ -83,8 +86,6 @@ class UpstreamGuard:
         from mcp.shared.dispatcher import coerce_request_id
         from mcp.shared.message import SessionMessage
         from mcp_types import ErrorData, JSONRPCError
-
-        from mcp_runtime.transport import REASON_MARKER
 
         problem: str | None = None
         try:

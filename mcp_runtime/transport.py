@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
-from mcp_runtime._upstream_guard import UpstreamGuard
+from mcp_runtime._upstream_guard import REASON_MARKER, UpstreamGuard
 from mcp_runtime.config import REDACTED, policy
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from protocol.config import HttpServerConfig, McpServerConfig, StdioServerConfig
@@ -48,8 +48,6 @@ TERM_GRACE_S = 2.0
 MIN_REDACTED_LEN = 4
 """Shorter values are not redacted: a 1-3 character value would garble the tail and is no secret."""
 HTTP_CONNECT_TIMEOUT_S = 30.0
-REASON_MARKER = "mcpAppServerReason"
-"""Key in a synthetic JSON-RPC error's ``data`` naming the typed reason the transport refused a response for."""
 
 _LIVE_GROUPS: set[int] = set()
 
