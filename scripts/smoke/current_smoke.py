@@ -232,6 +232,71 @@ def threads(smoke: Smoke, d: Daemon) -> None:
     smoke.check("threads", "elicitation round trip", elicitation)
 
 
+def host(smoke: Smoke, d: Daemon) -> None:
+    """What a host's settings page and turn loop meet (issue 11): lossless edits, patches, reads after start."""
+
+    def settings_round_trip() -> str:
+        config = everything_config(env={"API_KEY": "sm0ke-secret"}, description="before")
+        d.request("mcpServer/create", {"name": "settings", "config": config})
+        shown = d.request("mcpServer/list", {"names": ["settings"]})["data"][0]["config"]
+        assert shown["env"] == {"API_KEY": "***"}, shown
+        d.request("mcpServer/update", {"name": "settings", "config": {**shown, "description": "after"}})
+        thread_id = d.request("thread/start", {"servers": ["settings"]})["thread"]["id"]
+        result = d.request("mcpServer/tool/call", {"threadId": thread_id, "server": "settings", "tool": "get-env"},
+                           timeout=60)
+        env = json.loads(result["content"][0]["text"])
+        assert env.get("API_KEY") == "sm0ke-secret", "the stored secret did not survive the edit"
+        return "list → edit → update kept the stored secret; the server saw it"
+
+    def merge_patch() -> str:
+        d.request("mcpServer/update", {"name": "settings", "patch": {"enabled": False, "description": None}})
+        server = d.request("mcpServer/list", {"names": ["settings"]})["data"][0]
+        assert server["enabled"] is False and "description" not in server["config"], server
+        return "enabled=false applied, description removed"
+
+    def reads_after_start() -> str:
+        thread_id = d.request("thread/start", {"mcpServers": {"rd": fixture_config()}, "strictMcpConfig": True})[
+            "thread"]["id"]
+        tools = d.request("mcpTool/listForContext", {"threadId": thread_id}, timeout=60)["data"]
+        prompt = d.request("mcpPrompt/get", {"threadId": thread_id, "server": "rd", "name": "greet",
+                                             "arguments": {"name": "smoke"}}, timeout=60)
+        assert tools and prompt["messages"], (tools, prompt)
+        return f"right after thread/start: {len(tools)} tools, prompt answered"
+
+    def plain_config_error() -> str:
+        try:
+            d.request("mcpServer/create", {"name": "u", "config": {"url": "https://x.example/mcp"}})
+        except DaemonError as exc:
+            errors = exc.data.get("errors") or [{}]
+            assert exc.reason == "invalidParams" and "http" in errors[0].get("message", ""), exc.data
+            return f"{errors[0]['path']}: {errors[0]['message']}"
+        raise AssertionError("a url without type was accepted")
+
+    smoke.check("host", "settings page round trip", settings_round_trip)
+    smoke.check("host", "merge patch", merge_patch)
+    smoke.check("host", "thread reads right after start", reads_after_start)
+    smoke.check("host", "config error in plain words", plain_config_error)
+    smoke.check("host", "unknown server named", lambda: expect_error(
+        d, "mcpServer/list", {"names": ["nope"]}, "unknownServer"))
+
+
+def hardening(smoke: Smoke, d: Daemon) -> None:
+    """Hostile lines get typed answers and the connection keeps serving (issue 10)."""
+
+    def answered(raw: bytes, code: int) -> str:
+        d.send_raw(raw)
+        reply = d.wait_for(lambda m: "error" in m and m.get("id") is None, 30)
+        assert reply["error"]["code"] == code, reply
+        d.request("mcpServer/list")
+        return f"{code} {reply['error']['data']['reason']}; still serving"
+
+    smoke.check("hardening", "nesting 982 deep", lambda: answered(b"[" * 982 + b"]" * 982 + b"\n", -32700))
+    smoke.check("hardening", "NaN", lambda: answered(b'{"id":1,"method":"mcpServer/list","params":NaN}\n', -32700))
+    smoke.check("hardening", "invalid UTF-8", lambda: answered(b'{"id":"\xff","method":"x"}\n', -32700))
+    smoke.check("hardening", "lone surrogate id", lambda: answered(
+        b'{"id":"\\ud800","method":"mcpServer/list"}\n', -32600))
+
+
 def read_context(d: Daemon, thread_id: str, ref: dict[str, Any], limit: int) -> tuple[bytes, int]:
     """Page an archived ref back through ``thread/context/read``; the bytes and the number of pages."""
     chunks: list[bytes] = []
@@ -364,6 +429,8 @@ def main() -> int:
             runtime(smoke, d)
             threads(smoke, d)
             results(smoke, d)
+            host(smoke, d)
+            hardening(smoke, d)
             if args.allow_oauth_fixture:
                 oauth(smoke, d)
             if args.allow_live_provider:
