@@ -18,10 +18,12 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-
-from filelock import FileLock
+from typing import TYPE_CHECKING
 
 from protocol.jsonrpc import AppError
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -171,6 +173,8 @@ def lock(root: Path, rel: str | PurePosixPath, timeout: float) -> FileLock:
     *folders, name = _parts(rel)
     with directory(root, folders) as dir_fd:
         _check_plain(dir_fd, name, root / rel)
+    from filelock import FileLock  # imported on first lock: not needed to answer initialize
+
     return FileLock(str(root / rel), timeout=timeout, mode=FILE_MODE)
 
 
