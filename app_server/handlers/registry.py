@@ -37,11 +37,16 @@ class RegistrationError(RuntimeError):
     """The handlers and the catalog disagree; raised at import, never at run time."""
 
 
+QuickParams = Callable[[Any], BaseModel | None]
+"""Recognises plainly valid params of a hot method without running its model (None: let the model decide)."""
+
+
 @dataclass(frozen=True)
 class InlineRoute:
     method: str
     params: type[BaseModel]
     handler: InlineHandler
+    quick: QuickParams | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class AwaitedRoute:
     method: str
     params: type[BaseModel]
     handler: AwaitedHandler
+    quick: QuickParams | None = None
 
 
 Route = InlineRoute | AwaitedRoute
@@ -57,8 +63,11 @@ _Fn = Callable[["RequestContext", P], T]
 _routes: dict[str, Route] = {}
 
 
-def method(name: str, params: type[P]) -> Callable[[_Fn[P, T]], _Fn[P, T]]:
-    """Register the decorated function as the handler of catalog method ``name``, parsing ``params``."""
+def method(
+    name: str, params: type[P], *, quick: Callable[[Any], P | None] | None = None
+) -> Callable[[_Fn[P, T]], _Fn[P, T]]:
+    """Register the decorated function as the handler of catalog method ``name``, parsing ``params``
+    (through ``quick`` first, when given: a strict check that must accept only what the model accepts)."""
     spec = METHODS.get(name)
     if spec is None or name in CONNECTION_METHODS:
         raise RegistrationError(f"{name} is not a dispatchable method of protocol.catalog")
@@ -69,9 +78,9 @@ def method(name: str, params: type[P]) -> Callable[[_Fn[P, T]], _Fn[P, T]]:
         if name in _routes:
             raise RegistrationError(f"{name} is registered twice")
         if inspect.iscoroutinefunction(handler):
-            _routes[name] = AwaitedRoute(name, params, cast(AwaitedHandler, handler))
+            _routes[name] = AwaitedRoute(name, params, cast(AwaitedHandler, handler), quick)
         else:
-            _routes[name] = InlineRoute(name, params, cast(InlineHandler, handler))
+            _routes[name] = InlineRoute(name, params, cast(InlineHandler, handler), quick)
         return handler
 
     return register
