@@ -17,7 +17,7 @@ from protocol.catalog import METHODS, NOTIFICATIONS, RETIRED
 from protocol.jsonrpc import AppError, RequestId, validation_errors
 
 if TYPE_CHECKING:
-    from app_server.handlers.registry import AwaitedRoute, InlineRoute
+    from app_server.handlers.registry import AwaitedHandler, InlineHandler
 
 log = get_logger("app_server.processor")
 
@@ -171,7 +171,7 @@ class Processor:
 
         route = ROUTES[method]
         if isinstance(route, InlineRoute):
-            self._run_inline(request_id, method, params, route)
+            self._run_inline(request_id, method, params, route.handler)
             return
         if request_id in connection.in_flight:
             connection.respond_error(request_id, AppError("invalidRequest", "this request id is already in flight"))
@@ -182,12 +182,12 @@ class Processor:
         scope = connection.in_flight[request_id] = anyio.CancelScope()
         self._in_flight_sizes[request_id] = size
         self._in_flight_bytes += size
-        tasks.start_soon(self._run, request_id, method, params, route, scope)
+        tasks.start_soon(self._run, request_id, method, params, route.handler, scope)
 
-    def _run_inline(self, request_id: RequestId, method: str, params: Any, route: InlineRoute) -> None:
+    def _run_inline(self, request_id: RequestId, method: str, params: Any, handler: InlineHandler) -> None:
         """Handlers that never wait (store and cached-state reads) answer without a task switch."""
         try:
-            result = route.handler(RequestContext(self.daemon, self.connection, request_id), _parse(route, params))
+            result = handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
         except AppError as exc:
             self.connection.respond_error(request_id, exc)
         except Exception as exc:
@@ -221,14 +221,14 @@ class Processor:
         connection.send_raw(encode({"jsonrpc": "2.0", "id": request_id, "result": answer}))
 
     async def _run(
-        self, request_id: RequestId, method: str, params: Any, route: AwaitedRoute, scope: anyio.CancelScope
+        self, request_id: RequestId, method: str, params: Any, handler: AwaitedHandler, scope: anyio.CancelScope
     ) -> None:
         """The request stays in flight until its answer has been taken by the transport (backpressure)."""
         connection = self.connection
         answered = False
         try:
             with scope:
-                line = await self._answer(request_id, method, params, route)
+                line = await self._answer(request_id, method, params, handler)
                 await self._room_for_output()
                 connection.send_raw(line)
                 answered = True
@@ -241,11 +241,10 @@ class Processor:
             if not connection.in_flight and self._idle is not None:
                 self._idle.set()
 
-    async def _answer(self, request_id: RequestId, method: str, params: Any, route: AwaitedRoute) -> bytes:
+    async def _answer(self, request_id: RequestId, method: str, params: Any, handler: Any) -> bytes:
         """The encoded response line: a request waiting for the client to read holds bytes, not a result model."""
         try:
-            context = RequestContext(self.daemon, self.connection, request_id)
-            result = await route.handler(context, _parse(route, params))
+            result = await handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
         except AppError as exc:
             return error_line(request_id, exc)
         except Exception as exc:
@@ -271,14 +270,11 @@ def _load_dispatch() -> None:
     import app_server.handlers  # noqa: F401
 
 
-def _parse(route: InlineRoute | AwaitedRoute, params: Any) -> Any:
-    """Params validated by the catalog's model (``invalidParams`` with paths on failure); a hot method's
-    plainly valid params are recognised by its quick check without running the model."""
+def _parse(method: str, params: Any) -> Any:
+    """Params validated by the catalog's model (``invalidParams`` with paths on failure)."""
     from pydantic import ValidationError
 
-    if route.quick is not None and (parsed := route.quick(params)) is not None:
-        return parsed
     try:
-        return route.params.model_validate(params if params is not None else {})
+        return METHODS[method].params.model_validate(params if params is not None else {})
     except ValidationError as exc:
-        raise AppError("invalidParams", f"invalid params for {route.method}", errors=validation_errors(exc)) from exc
+        raise AppError("invalidParams", f"invalid params for {method}", errors=validation_errors(exc)) from exc

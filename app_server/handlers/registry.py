@@ -37,16 +37,11 @@ class RegistrationError(RuntimeError):
     """The handlers and the catalog disagree; raised at import, never at run time."""
 
 
-QuickParams = Callable[[Any], BaseModel | None]
-"""Recognises plainly valid params of a hot method without running its model (None: let the model decide)."""
-
-
 @dataclass(frozen=True)
 class InlineRoute:
     method: str
     params: type[BaseModel]
     handler: InlineHandler
-    quick: QuickParams | None = None
 
 
 @dataclass(frozen=True)
@@ -54,7 +49,6 @@ class AwaitedRoute:
     method: str
     params: type[BaseModel]
     handler: AwaitedHandler
-    quick: QuickParams | None = None
 
 
 Route = InlineRoute | AwaitedRoute
@@ -63,11 +57,8 @@ _Fn = Callable[["RequestContext", P], T]
 _routes: dict[str, Route] = {}
 
 
-def method(
-    name: str, params: type[P], *, quick: Callable[[Any], P | None] | None = None
-) -> Callable[[_Fn[P, T]], _Fn[P, T]]:
-    """Register the decorated function as the handler of catalog method ``name``, parsing ``params``
-    (through ``quick`` first, when given: a strict check that must accept only what the model accepts)."""
+def method(name: str, params: type[P]) -> Callable[[_Fn[P, T]], _Fn[P, T]]:
+    """Register the decorated function as the handler of catalog method ``name``, parsing ``params``."""
     spec = METHODS.get(name)
     if spec is None or name in CONNECTION_METHODS:
         raise RegistrationError(f"{name} is not a dispatchable method of protocol.catalog")
@@ -78,9 +69,9 @@ def method(
         if name in _routes:
             raise RegistrationError(f"{name} is registered twice")
         if inspect.iscoroutinefunction(handler):
-            _routes[name] = AwaitedRoute(name, params, cast(AwaitedHandler, handler), quick)
+            _routes[name] = AwaitedRoute(name, params, cast(AwaitedHandler, handler))
         else:
-            _routes[name] = InlineRoute(name, params, cast(InlineHandler, handler), quick)
+            _routes[name] = InlineRoute(name, params, cast(InlineHandler, handler))
         return handler
 
     return register

@@ -58,34 +58,7 @@ async def thread_archive(ctx: RequestContext, params: ThreadIdParams) -> ThreadR
     return ThreadResult(thread=await ctx.daemon.threads.archive(params.thread_id))
 
 
-_CALL_KEYS = frozenset({"threadId", "turnId", "server", "tool", "arguments", "timeoutMs", "_meta"})
-_MAX_TIMEOUT_MS = 300_000
-
-
-def quick_call_params(params: Any) -> ToolCallParams | None:
-    """Plainly valid ``mcpServer/tool/call`` params (the hot path) without running the model; anything else
-    (snake_case names, coercible types, a bad value) goes to ``ToolCallParams``, which decides and reports.
-    A test checks that this accepts only what the model accepts, and reads it the same."""
-    if not isinstance(params, dict) or not params.keys() <= _CALL_KEYS:
-        return None
-    server, tool = params.get("server"), params.get("tool")
-    thread_id, turn_id = params.get("threadId"), params.get("turnId")
-    arguments, meta, timeout_ms = params.get("arguments"), params.get("_meta"), params.get("timeoutMs")
-    if not (type(server) is str and type(tool) is str):
-        return None
-    if not all(value is None or type(value) is str for value in (thread_id, turn_id)):
-        return None
-    if not all(value is None or type(value) is dict for value in (arguments, meta)):
-        return None
-    if timeout_ms is not None and not (type(timeout_ms) is int and 1 <= timeout_ms <= _MAX_TIMEOUT_MS):
-        return None
-    return ToolCallParams.model_construct(
-        thread_id=thread_id, turn_id=turn_id, server=server, tool=tool, arguments=arguments,
-        timeout_ms=timeout_ms, meta=meta,
-    )  # fmt: skip
-
-
-@method("mcpServer/tool/call", ToolCallParams, quick=quick_call_params)
+@method("mcpServer/tool/call", ToolCallParams)
 async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResult:
     runtime = ctx.daemon.thread_runtime(params.thread_id, ctx.connection)  # type: ignore[arg-type]
     thread_id = runtime.thread_id
