@@ -13,7 +13,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import stat
 import time
 from collections.abc import Iterator
@@ -107,7 +106,7 @@ def write_file(root: Path, rel: str | PurePosixPath, data: bytes, mode: int = FI
     shown = root / rel
     with directory(root, folders) as dir_fd:
         _check_plain(dir_fd, name, shown)
-        temp = f".{name}.{secrets.token_hex(8)}.tmp"
+        temp = f".{name}.{os.urandom(8).hex()}.tmp"  # what secrets.token_hex does, without its imports
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=dir_fd)
         try:
             try:
