@@ -87,6 +87,7 @@ class Processor:
         finally:
             self.daemon.bus.detach(connection)
             connection.abandon_server_requests()
+            configure_logging()  # structlog inspects stdout when imported: import it before stdout can close
             with anyio.CancelScope(shield=True):
                 await connection.transport.aclose()
             self.input_ended.set()
