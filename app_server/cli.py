@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         write_typescript(args.out)
         return 0
-    from mcp_runtime import ConfigPolicy, set_policy
+    from mcp_runtime import ConfigPolicy, set_policy  # no pydantic: initialize is answered before any model loads
 
     try:
         set_policy(ConfigPolicy.from_options(args.transports, args.stdio_sandbox))

@@ -28,12 +28,24 @@ REQUEST_BACKLOG = 8 << 20
 """Unsent output past which new requests are refused with ``overloaded``."""
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def compact(value: Any) -> bytes:
     """Compact JSON; text that is not valid Unicode (lone surrogates) is escaped, so encoding never fails."""
     try:
-        return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
     except UnicodeEncodeError:
-        return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        return json.dumps(value, separators=(",", ":")).encode()
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """A message line (compact JSON and a newline)."""
+    return compact(message) + b"\n"
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedResult:
+    """A result already serialized as compact JSON by its handler (a hot path that must not dump it twice)."""
+
+    body: bytes
 
 
 def _id_json(request_id: RequestId | None) -> str:
@@ -87,15 +99,17 @@ class ClientConnection:
         """Bytes written to this connection that the client has not read yet."""
         return self.transport.buffered()
 
-    def respond(self, request_id: RequestId, result: BaseModel) -> None:
+    def respond(self, request_id: RequestId, result: BaseModel | EncodedResult) -> None:
         self.send_raw(self.result_line(request_id, result))
 
     def respond_error(self, request_id: RequestId | None, error: AppError) -> None:
         self.send_raw(error_line(request_id, error))
 
-    def result_line(self, request_id: RequestId, result: BaseModel) -> bytes:
+    def result_line(self, request_id: RequestId, result: BaseModel | EncodedResult) -> bytes:
         """The response line; a result that cannot be encoded as UTF-8 is escaped, one that cannot be encoded at
         all is answered ``internal``: a reply always exists."""
+        if isinstance(result, EncodedResult):
+            return b'{"jsonrpc":"2.0","id":%s,"result":%s}\n' % (_id_json(request_id).encode(), result.body)
         try:
             body = model_json(result)
         except Exception as exc:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -89,20 +90,26 @@ class Daemon:
     def _configs(self) -> dict[str, McpServerConfig]:
         return {server.name: server.config for server in self.store.list()}
 
-    def client_initialized(self) -> None:
-        """The first initialized client: start the enabled servers' management connections in the background."""
+    def client_initialized(self, prepare: Callable[[], None]) -> None:
+        """The first initialized client: load what requests need (``prepare``, in a worker thread), then start
+        the servers enabled now in their management connections, all in the background: no answer waits."""
         if self._autostarted or self.tasks is None:
             return
         self._autostarted = True
-        self.tasks.start_soon(self._start_enabled)
+        from app_server.handshake import stored_enabled_names
+        from mcp_runtime import MAX_CONFIG_BYTES
 
-    async def _start_enabled(self) -> None:
+        enabled = stored_enabled_names(self.data_dir, MAX_CONFIG_BYTES)
+        self.tasks.start_soon(self._start_enabled, prepare, enabled)
+
+    async def _start_enabled(self, prepare: Callable[[], None], enabled: frozenset[str]) -> None:
         from app_server.logs import configure
 
-        await anyio.sleep(0)
+        await anyio.to_thread.run_sync(_warm, prepare)
         configure()
-        if self.store.corruption is None and any(s.config.enabled for s in self.store.list()):
-            await self.manager.start_enabled()
+        if enabled and self.store.corruption is None:
+            await anyio.to_thread.run_sync(_warm, _import_manager)
+            await self.manager.start_enabled(enabled)
 
     async def config_changed(self, name: str) -> None:
         """A stored config changed: a running management connection is restarted with the new one."""
@@ -131,6 +138,25 @@ class Daemon:
             await self.threads.aclose()
         if "manager" in self.__dict__:
             await self.manager.aclose()
+
+
+WARM_SWITCH_INTERVAL_S = 0.0005
+"""GIL switch interval while a worker thread imports: the loop thread gets the GIL back within about this long."""
+
+
+def _warm(load: Callable[[], None]) -> None:
+    """Run imports in this worker thread; the event loop keeps answering meanwhile (it waits at most the
+    lowered switch interval for the GIL the importing thread holds)."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(min(previous, WARM_SWITCH_INTERVAL_S))
+    try:
+        load()
+    finally:
+        sys.setswitchinterval(previous)
+
+
+def _import_manager() -> None:
+    from mcp_runtime import McpClientManager  # noqa: F401  (imports the MCP SDK)
 
 
 @dataclass(frozen=True)

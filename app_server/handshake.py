@@ -1,14 +1,22 @@
-"""The ``initialize`` answer on the start-up path, without importing pydantic.
+"""The start-up path: ``initialize`` and the first ``mcpServer/list`` of a fresh data dir, without pydantic.
 
 A sidecar is waited on until it answers ``initialize``, and pydantic alone costs about 100 ms to
 import here. Plainly valid params (the common case) are recognised with a strict check; anything
 else goes to the catalog's pydantic model, which decides and produces the typed error. Tests check
 that this path agrees with ``InitializeParams`` and that its answer validates as ``InitializeResult``.
+The models load in a worker thread once the client is initialized; until then, a data dir without a
+store file lists no servers, which needs no model either.
 """
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
 from typing import Any
+
+STORE_FILE = "mcps.json"
+"""``mcp_runtime.store.STORE_FILE`` (a test keeps the two equal)."""
 
 _PARAMS_KEYS = frozenset({"clientInfo", "capabilities"})
 _CLIENT_KEYS = frozenset({"name", "version", "title"})
@@ -46,3 +54,39 @@ def result(
         "methods": methods,
         "notifications": notifications,
     }
+
+
+def empty_server_list(params: Any, data_dir: Path) -> dict[str, Any] | None:
+    """The ``mcpServer/list`` result when no store file exists and the params are empty, else None.
+
+    The store itself treats a missing file as no servers (it never creates it on a read)."""
+    if params is not None and params != {}:
+        return None
+    try:
+        os.lstat(data_dir / STORE_FILE)
+    except FileNotFoundError:
+        return {"data": []}
+    except OSError:
+        return None
+    return None
+
+
+def stored_enabled_names(data_dir: Path, limit: int) -> frozenset[str]:
+    """The servers the store file marks enabled (``enabled`` defaults to true), read as plain JSON.
+
+    Autostart decides on this snapshot when the client is initialized, before any request can change the
+    store, and starts those still enabled once the models are loaded; a file the store would refuse lists
+    none (the store reports it). ``mcp_runtime.safe_fs`` keeps the read inside the data dir."""
+    from mcp_runtime import safe_fs
+
+    try:
+        data = safe_fs.read_file(data_dir, STORE_FILE, limit)
+        document = json.loads(data) if data is not None and len(data) <= limit else None
+    except Exception:
+        return frozenset()
+    servers = document.get("mcpServers") if isinstance(document, dict) else None
+    if not isinstance(servers, dict):
+        return frozenset()
+    return frozenset(
+        name for name, entry in servers.items() if isinstance(entry, dict) and entry.get("enabled", True) is not False
+    )

@@ -6,12 +6,13 @@ fast; ``get_logger`` hands out a proxy that binds the real logger then.
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import MutableMapping
 from typing import Any
 
-_level = logging.INFO
+_LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
+"""The stdlib levels (``logging`` itself is imported with structlog, after ``initialize``)."""
+_level = _LEVELS["info"]
 _configured = False
 
 _SENSITIVE_PARTS = ("token", "secret", "key", "auth", "password", "session", "credential", "cookie")
@@ -26,12 +27,14 @@ def _redact(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[
 
 def set_level(level: str) -> None:
     global _level
-    _level = getattr(logging, level.upper(), logging.INFO)
+    _level = _LEVELS.get(level.lower(), _LEVELS["info"])
 
 
 def _configure() -> None:
     """structlog and the stdlib root logger (the SDK and httpx log there) both write JSON lines to stderr."""
     global _configured
+    import logging
+
     import structlog
 
     shared = [

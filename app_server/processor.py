@@ -87,6 +87,7 @@ class Processor:
         finally:
             self.daemon.bus.detach(connection)
             connection.abandon_server_requests()
+            configure_logging()  # structlog inspects stdout when imported: import it before stdout can close
             with anyio.CancelScope(shield=True):
                 await connection.transport.aclose()
             self.input_ended.set()
@@ -135,7 +136,9 @@ class Processor:
             connection.respond_error(None, AppError("internal", "internal error"))
 
     def _handle_notification(self, method: str, params: Any) -> None:
-        if method == "$/cancelRequest":
+        if method == "initialized" and self.connection.initialized:
+            self.daemon.client_initialized(_load_dispatch)
+        elif method == "$/cancelRequest":
             target = params.get("id") if isinstance(params, dict) else None
             scope = self.connection.in_flight.get(target) if wire.is_request_id(target) else None
             if scope is not None:
@@ -160,6 +163,9 @@ class Processor:
             return
         if method not in METHODS:
             connection.respond_error(request_id, AppError("methodNotFound", f"unknown method {method[:100]}"))
+            return
+        if method == "mcpServer/list" and (empty := handshake.empty_server_list(params, self.daemon.data_dir)):
+            connection.send_raw(encode({"jsonrpc": "2.0", "id": request_id, "result": empty}))
             return
         configure_logging()
         from app_server.handlers import ROUTES, InlineRoute
@@ -214,7 +220,6 @@ class Processor:
             notifications=_NOTIFICATIONS,
         )
         connection.send_raw(encode({"jsonrpc": "2.0", "id": request_id, "result": answer}))
-        self.daemon.client_initialized()
 
     async def _run(
         self, request_id: RequestId, method: str, params: Any, handler: AwaitedHandler, scope: anyio.CancelScope
@@ -256,6 +261,14 @@ class Processor:
         async with self._write_turn:
             while self.connection.backlog() > REQUEST_BACKLOG:
                 await self.connection.transport.drain()
+
+
+def _load_dispatch() -> None:
+    """The imports of the first dispatched request (models, store, handlers, structlog); run in a worker thread
+    once the client is initialized, so that request finds them loaded."""
+    import structlog  # noqa: F401
+
+    import app_server.handlers  # noqa: F401
 
 
 def _parse(method: str, params: Any) -> Any:

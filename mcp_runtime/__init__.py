@@ -17,24 +17,22 @@ from mcp_runtime._clock import utc_now
 
 if TYPE_CHECKING:
     from mcp_runtime._elicitation_answer import CANCELLED, resolve_answer
+    from mcp_runtime._policy import ConfigPolicy, policy, set_policy
     from mcp_runtime._preview import preview_content
     from mcp_runtime._projection import Kind, Stored, clip, media, projection_text, stored, utf8
     from mcp_runtime._tasks import Spawner, TaskHandle
     from mcp_runtime.apps import plan_import, sync_app
     from mcp_runtime.config import (
-        ConfigPolicy,
         check_server,
         normalized,
         parse_server_config,
         patched,
-        policy,
         redacted,
         restore_redacted,
-        set_policy,
         to_wire,
     )
     from mcp_runtime.events import EventSink
-    from mcp_runtime.limits import MAX_MESSAGE_BYTES, MAX_SERVERS
+    from mcp_runtime.limits import MAX_CONFIG_BYTES, MAX_MESSAGE_BYTES, MAX_SERVERS
     from mcp_runtime.management import McpClientManager
     from mcp_runtime.oauth import DEFAULT_TIMEOUT_S, CredentialStore, OAuthLogins, login_client, step_up_scopes
     from mcp_runtime.store import ConfigStore, StoredServer, write_atomic
@@ -55,11 +53,11 @@ _EXPORTS: dict[str, str] = {
     "parse_server_config": "mcp_runtime.config",
     "redacted": "mcp_runtime.config",
     "to_wire": "mcp_runtime.config",
-    "ConfigPolicy": "mcp_runtime.config",
+    "ConfigPolicy": "mcp_runtime._policy",
     "patched": "mcp_runtime.config",
-    "policy": "mcp_runtime.config",
+    "policy": "mcp_runtime._policy",
     "restore_redacted": "mcp_runtime.config",
-    "set_policy": "mcp_runtime.config",
+    "set_policy": "mcp_runtime._policy",
     "CANCELLED": "mcp_runtime._elicitation_answer",
     "resolve_answer": "mcp_runtime._elicitation_answer",
     "Kind": "mcp_runtime._projection",
@@ -76,6 +74,7 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_TIMEOUT_S": "mcp_runtime.oauth",
     "login_client": "mcp_runtime.oauth",
     "step_up_scopes": "mcp_runtime.oauth",
+    "MAX_CONFIG_BYTES": "mcp_runtime.limits",
     "MAX_MESSAGE_BYTES": "mcp_runtime.limits",
     "MAX_SERVERS": "mcp_runtime.limits",
     "preview_content": "mcp_runtime._preview",
@@ -84,6 +83,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "CANCELLED",
     "DEFAULT_TIMEOUT_S",
+    "MAX_CONFIG_BYTES",
     "MAX_MESSAGE_BYTES",
     "MAX_SERVERS",
     "AskCallback",

@@ -13,15 +13,16 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-
-from filelock import FileLock
+from typing import TYPE_CHECKING
 
 from protocol.jsonrpc import AppError
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -105,7 +106,7 @@ def write_file(root: Path, rel: str | PurePosixPath, data: bytes, mode: int = FI
     shown = root / rel
     with directory(root, folders) as dir_fd:
         _check_plain(dir_fd, name, shown)
-        temp = f".{name}.{secrets.token_hex(8)}.tmp"
+        temp = f".{name}.{os.urandom(8).hex()}.tmp"  # what secrets.token_hex does, without its imports
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=dir_fd)
         try:
             try:
@@ -171,6 +172,8 @@ def lock(root: Path, rel: str | PurePosixPath, timeout: float) -> FileLock:
     *folders, name = _parts(rel)
     with directory(root, folders) as dir_fd:
         _check_plain(dir_fd, name, root / rel)
+    from filelock import FileLock  # imported on first lock: not needed to answer initialize
+
     return FileLock(str(root / rel), timeout=timeout, mode=FILE_MODE)
 
 

@@ -10,7 +10,7 @@ crashes is restarted with exponential backoff and jitter.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,9 +210,10 @@ class McpClientManager(SlotOwner):
             await self._stop(name)
             self._spawn_start(name)
 
-    async def start_enabled(self) -> None:
-        """Start every enabled server in parallel (daemon start); failures are published, not raised."""
-        names = [name for name, config in self._snapshot().items() if config.enabled]
+    async def start_enabled(self, only: Collection[str] | None = None) -> None:
+        """Start every enabled server (of ``only``, when given) in parallel (daemon start); failures are
+        published, not raised."""
+        names = [n for n, config in self._snapshot().items() if config.enabled and (only is None or n in only)]
         async with anyio.create_task_group() as tg:
             for name in names:
                 tg.start_soon(self._start_quietly, name, True)

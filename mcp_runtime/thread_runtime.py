@@ -13,6 +13,7 @@ it: the slot defers its refresh while calls are in flight), validates ``structur
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,31 @@ from protocol.server import McpTool, ServerStatus
 from protocol.thread import ResourceReadFact
 
 __all__ = ["AskCallback", "McpThreadRuntime"]
+
+
+def _encode(result: dict[str, Any]) -> bytes:
+    """Compact JSON of a tool result, as pydantic would write it: NaN and ±Infinity (a server can send them)
+    become ``null``, and text that is not valid Unicode (a lone surrogate) is escaped."""
+    try:
+        return json.dumps(result, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    except ValueError:  # UnicodeEncodeError included
+        finite = _finite(result)
+        try:
+            return json.dumps(finite, separators=(",", ":"), ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            return json.dumps(finite, separators=(",", ":")).encode()
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or ±Infinity replaced by None (results are parsed with bounded nesting)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
+
 
 _NO_RECONNECT = frozenset({"authRequired", "reauthenticationRequired", "insufficientScope"})
 """Losses a reconnect cannot fix without the user (a login): reported, not retried."""
@@ -189,6 +215,9 @@ class McpThreadRuntime(SlotOwner):
         server = self._server(name)
         if server.task is None:
             self._spawn(name, server)
+        slot = server.slot
+        if server.ready.is_set() and slot is not None and slot.connected:
+            return slot  # the common case: no wait, no loop pass
         await server.ready.wait()
         slot = server.slot
         if slot is not None and slot.connected:
@@ -254,8 +283,9 @@ class McpThreadRuntime(SlotOwner):
         meta: dict[str, Any] | None = None,
         progress: ProgressCallback | None = None,
         ask: AskCallback | None = None,
-    ) -> dict[str, Any]:
-        """Execute one tool call; the result dict is the MCP ``CallToolResult`` (``isError`` kept)."""
+    ) -> tuple[dict[str, Any], bytes]:
+        """Execute one tool call: the MCP ``CallToolResult`` (``isError`` kept) as a dict and as compact JSON,
+        serialized once here (its size is checked on these bytes, and the response reuses them)."""
         entry = self._server(server)
         slot = await self._ready_slot(server)
         spec = self._tool(server, slot, tool)
@@ -278,7 +308,8 @@ class McpThreadRuntime(SlotOwner):
             entry.calls.remove(call)
             call.cancel_elicitations()
         result.pop("resultType", None)  # 2026-era envelope detail: results look the same in both eras
-        size = len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode())
+        encoded = _encode(result)
+        size = len(encoded)
         if size > MAX_MESSAGE_BYTES:
             raise AppError("responseTooLarge", f"tool result is {size} bytes (max {MAX_MESSAGE_BYTES})")
         if spec.output is not None and not result.get("isError"):
@@ -294,7 +325,7 @@ class McpThreadRuntime(SlotOwner):
                     errors=output_errors,
                     result=result,
                 )
-        return result
+        return result, encoded
 
     # ------------------------------------------------------------ elicitation
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,3 +72,47 @@ def test_quick_result_is_a_valid_initialize_result() -> None:
         version="0.1.0", protocol_version="x", client=("app", "1"), data_dir="/d", methods=["m"], notifications=["n"]
     )
     assert InitializeResult.model_validate(result).model_dump(mode="json") == result
+
+
+def test_empty_store_list_agrees_with_the_store_and_the_model(tmp_path: Path) -> None:
+    from mcp_runtime import ConfigStore
+    from mcp_runtime.store import STORE_FILE
+    from protocol.server import ServerListResult
+
+    assert handshake.STORE_FILE == STORE_FILE
+    quick = handshake.empty_server_list({}, tmp_path)
+    assert quick is not None and ConfigStore(tmp_path).list() == []
+    assert ServerListResult(data=[]).model_dump(mode="json", exclude_none=True) == quick
+    assert handshake.empty_server_list(None, tmp_path) == quick
+    assert handshake.empty_server_list({"limit": 1}, tmp_path) is None  # params the model must judge
+    (tmp_path / STORE_FILE).write_text('{"version": 1, "mcpServers": {}}')
+    assert handshake.empty_server_list({}, tmp_path) is None  # a store file: the store answers
+
+
+def test_policy_transports_match_the_protocol() -> None:
+    from mcp_runtime._policy import TRANSPORTS
+    from protocol.config import TRANSPORTS as PROTOCOL_TRANSPORTS
+
+    assert TRANSPORTS == PROTOCOL_TRANSPORTS
+
+
+def test_autostart_waits_for_initialized_and_starts_the_servers_enabled_then(tmp_path: Path) -> None:
+    from tests.daemon_client import running_daemon
+    from tests.fixtures import fixture_config
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    with running_daemon(data_dir) as first:
+        first.initialize()
+        first.request("mcpServer/create", {"name": "on", "config": fixture_config()})
+        first.request("mcpServer/create", {"name": "off", "config": fixture_config(enabled=False)})
+    with running_daemon(data_dir) as second:
+        second.request("initialize", {"clientInfo": {"name": "tests", "version": "0"}})
+        assert second.request("mcpServer/list")["data"][0]["name"] == "off"  # served; nothing started yet
+        assert second.notifications("mcpServer/startupStatus/updated") == []
+        second.notify("initialized")
+        second.wait_notification("mcpServer/startupStatus/updated", lambda p: p["status"] == "ready", timeout=60)
+        second.request("mcpServer/create", {"name": "later", "config": fixture_config()})
+        statuses = second.request("mcpServerStatus/list")["data"]
+        assert {row["name"] for row in statuses if row["runtimeStatus"] == "connected"} == {"on"}
+        assert {p["name"] for p in second.notifications("mcpServer/startupStatus/updated")} == {"on"}

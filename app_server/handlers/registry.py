@@ -17,14 +17,15 @@ from pydantic import BaseModel
 from protocol.catalog import METHODS
 
 if TYPE_CHECKING:
+    from app_server.connection import EncodedResult
     from app_server.daemon import RequestContext
 
 P = TypeVar("P", bound=BaseModel)
 T = TypeVar("T")
 
-InlineHandler = Callable[["RequestContext", Any], BaseModel]
+InlineHandler = Callable[["RequestContext", Any], "BaseModel | EncodedResult"]
 """Never waits (store and cached-state reads): the processor answers it without a task switch."""
-AwaitedHandler = Callable[["RequestContext", Any], Awaitable[BaseModel]]
+AwaitedHandler = Callable[["RequestContext", Any], Awaitable["BaseModel | EncodedResult"]]
 """Waits on I/O: the processor runs it in its own cancellable task."""
 Handler = InlineHandler | AwaitedHandler
 

@@ -11,12 +11,13 @@ result gets its projection here: blobs and long projection texts go to the threa
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import anyio
 
 from app_server.archive import ThreadArchive
-from app_server.connection import next_server_request_id
+from app_server.connection import EncodedResult, compact, next_server_request_id
 from app_server.daemon import RequestContext
 from app_server.handlers.registry import method
 from mcp_runtime import CANCELLED, clip, media, projection_text, resolve_answer, stored, utf8
@@ -32,7 +33,7 @@ from protocol.thread import (
     ThreadResult,
     ThreadStartParams,
 )
-from protocol.tool import ToolCallParams, ToolCallResult, ToolProgress
+from protocol.tool import ToolCallParams, ToolProgress
 
 
 @method("thread/start", ThreadStartParams)
@@ -58,7 +59,7 @@ async def thread_archive(ctx: RequestContext, params: ThreadIdParams) -> ThreadR
 
 
 @method("mcpServer/tool/call", ToolCallParams)
-async def tool_call(ctx: RequestContext, params: ToolCallParams) -> ToolCallResult:
+async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResult:
     runtime = ctx.daemon.thread_runtime(params.thread_id, ctx.connection)  # type: ignore[arg-type]
     thread_id = runtime.thread_id
     connection = ctx.connection
@@ -103,7 +104,7 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> ToolCallResu
             )
         return resolution.answer()
 
-    result = await runtime.call_tool(
+    result, encoded = await runtime.call_tool(
         params.server,
         params.tool,
         params.arguments,
@@ -114,7 +115,18 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> ToolCallResu
         ask=ask,
     )
     projection = await _project(ctx.daemon.threads.context_archive, thread_id, result)
-    return ToolCallResult.model_validate({**result, "projection": projection})
+    return EncodedResult(with_projection(encoded, projection))
+
+
+def with_projection(encoded: bytes, projection: dict[str, Any]) -> bytes:
+    """The ``ToolCallResult`` JSON: the result's own JSON (serialized once, by the runtime) with ``projection``
+    appended as its last member; a ``projection`` member a server sent is replaced, as the model would."""
+    if b'"projection"' in encoded:
+        result = json.loads(encoded)
+        result.pop("projection", None)
+        encoded = compact(result)
+    joint = b"," if encoded != b"{}" else b""
+    return b'%s%s"projection":%s}' % (encoded[:-1], joint, compact(projection))
 
 
 async def _project(archive: ThreadArchive, thread_id: str, result: dict[str, Any]) -> dict[str, Any]:
