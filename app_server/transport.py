@@ -1,7 +1,8 @@
 """Byte transports a client connection runs over: the process's stdio pipes, or an accepted Unix socket.
 
 Both are asyncio streams so that a response is written synchronously into the transport's buffer
-(no queue, no writer task on the hot path); ``drain`` applies backpressure only when it builds up.
+(no queue, no writer task on the hot path); ``drain`` applies backpressure only when it builds up. Writes made
+in one pass of the event loop are joined into one system call (pipelined answers finish together).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ class Transport:
     def __init__(self, reader: asyncio.StreamReader | None, writer: asyncio.StreamWriter | None) -> None:
         self._reader = reader
         self._writer = writer
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
 
     @classmethod
     async def stdio(cls) -> Transport:
@@ -53,16 +56,28 @@ class Transport:
         if self._writer is None:
             os.write(sys.stdout.fileno(), data)
         elif not self._writer.is_closing():
+            if not self._pending:
+                asyncio.get_running_loop().call_soon(self._write_pending)
+            self._pending.append(data)
+            self._pending_bytes += len(data)
+
+    def _write_pending(self) -> None:
+        """One write for everything queued in this pass of the loop."""
+        data = b"".join(self._pending)
+        self._pending.clear()
+        self._pending_bytes = 0
+        if data and self._writer is not None and not self._writer.is_closing():
             self._writer.write(data)
 
     def buffered(self) -> int:
         """Bytes written but not yet taken by the peer (0 for blocking files)."""
         if self._writer is None or self._writer.is_closing():
             return 0
-        return self._writer.transport.get_write_buffer_size()
+        return self._pending_bytes + self._writer.transport.get_write_buffer_size()
 
     async def drain(self) -> None:
         """Wait while the write buffer is above its high-water mark."""
+        self._write_pending()
         if self._writer is not None and not self._writer.is_closing():
             try:
                 await self._writer.drain()

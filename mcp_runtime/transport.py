@@ -129,6 +129,10 @@ def child_environment(config: StdioServerConfig, env: Mapping[str, str]) -> dict
     return result
 
 
+_WRITE_BATCH = 64
+"""At most this many queued messages go to a server's stdin in one write."""
+
+
 class StdioTransport:
     """One child process speaking newline-delimited JSON-RPC on stdin/stdout, in its own process group.
 
@@ -249,9 +253,15 @@ class StdioTransport:
         try:
             async with reader:
                 async for message in reader:
-                    self.guard.sent(message.message)
-                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await process.stdin.send(data.encode() + b"\n")
+                    batch = [message]
+                    with contextlib.suppress(anyio.WouldBlock):
+                        while len(batch) < _WRITE_BATCH:  # senders already waiting: one write for all
+                            batch.append(reader.receive_nowait())
+                    lines = []
+                    for queued in batch:
+                        self.guard.sent(queued.message)
+                        lines.append(queued.message.model_dump_json(by_alias=True, exclude_unset=True).encode())
+                    await process.stdin.send(b"\n".join(lines) + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             self.exited.set()
 
