@@ -40,8 +40,19 @@ def _id_json(request_id: RequestId | None) -> str:
     return json.dumps(request_id)
 
 
-def model_json(model: BaseModel) -> bytes:
+class RawResult:
+    """A result a handler already holds as compact JSON (cached rows): spliced into the response as is."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, json: bytes) -> None:
+        self.json = json
+
+
+def model_json(model: BaseModel | RawResult) -> bytes:
     """A model as compact JSON; text that is not valid Unicode is escaped instead of failing the encoding."""
+    if isinstance(model, RawResult):
+        return model.json
     try:
         return model.model_dump_json().encode()
     except ValueError:
@@ -87,13 +98,13 @@ class ClientConnection:
         """Bytes written to this connection that the client has not read yet."""
         return self.transport.buffered()
 
-    def respond(self, request_id: RequestId, result: BaseModel) -> None:
+    def respond(self, request_id: RequestId, result: BaseModel | RawResult) -> None:
         self.send_raw(self.result_line(request_id, result))
 
     def respond_error(self, request_id: RequestId | None, error: AppError) -> None:
         self.send_raw(error_line(request_id, error))
 
-    def result_line(self, request_id: RequestId, result: BaseModel) -> bytes:
+    def result_line(self, request_id: RequestId, result: BaseModel | RawResult) -> bytes:
         """The response line; a result that cannot be encoded as UTF-8 is escaped, one that cannot be encoded at
         all is answered ``internal``: a reply always exists."""
         try:

@@ -23,7 +23,7 @@ from bench.pipe import JsonPipe, daemon_command, encode
 from scripts.smoke.fixtures.launch import http_fixture
 
 TOOLS_PER_SERVER = 128
-FIXTURE_BASE_TOOLS = 11
+FIXTURE_BASE_TOOLS = 13
 MATCH_ALL_QUERY = "helper"  # every extra fixture tool says "helper number <i>"
 
 
