@@ -36,6 +36,17 @@ class _Ids:
         return self.next
 
 
+def _answer_line(pipe: JsonPipe, request_id: int) -> bytes:
+    """The answer's line as received: parsing a 700 KiB status list is client time, not daemon time (SPEC §8)."""
+    prefix = b'{"jsonrpc":"2.0","id":%d,' % request_id
+    while True:
+        line = pipe.stdout.readline()
+        if not line:
+            raise RuntimeError("the process exited")
+        if line.startswith(prefix):
+            return line
+
+
 def _timed(pipe: JsonPipe, ids: _Ids, method: str, params: dict[str, Any], calls: int) -> tuple[float, float]:
     """Median round trip (s) and the daemon's CPU seconds per request."""
     samples = []
@@ -45,8 +56,10 @@ def _timed(pipe: JsonPipe, ids: _Ids, method: str, params: dict[str, Any], calls
         line = encode(request_id, method, params)
         started = time.perf_counter()
         pipe.write(line)
-        pipe.response(request_id)
+        answer = _answer_line(pipe, request_id)
         samples.append(time.perf_counter() - started)
+        if b'"error":' in answer[:64]:
+            raise RuntimeError(f"error answer: {answer[:300]!r}")
     return statistics.median(samples), (pipe.cpu_seconds() - cpu) / calls
 
 

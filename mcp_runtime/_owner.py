@@ -10,6 +10,7 @@ the hooks :meth:`_ready_slot` (management: answer now; thread: wait, reconnect o
 from __future__ import annotations
 
 import json
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,6 +24,7 @@ from mcp_runtime._state import error_info, server_status
 from mcp_runtime._tasks import Spawner
 from mcp_runtime.catalog import CatalogCache
 from mcp_runtime.events import EventSink
+from mcp_runtime.oauth.credentials import CREDENTIALS_FILE
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.prompt import PromptGetResult, PromptView
@@ -56,6 +58,7 @@ class SlotOwner(ABC):
         self._spawner = spawner
         self.catalog = CatalogCache()
         self._rows: dict[str, tuple[tuple[Any, ...], ServerStatus, bytes | None]] = {}
+        self._auth: dict[str, tuple[McpServerConfig, tuple[int, ...] | None, AuthStatus]] = {}
 
     # ------------------------------------------------------------------ hooks
 
@@ -165,7 +168,7 @@ class SlotOwner(ABC):
         Rows are cached per server with their JSON and rebuilt only when what they are made of changes (a slot's
         state is replaced as a whole on every change, so its identity stands for its content).
         """
-        auth = auth_status(name, config, self._data_dir)
+        auth = self._auth_status(name, config)
         key = (auth, config, slot, None if slot is None else slot.state, error, starting, disabled)
         cached = self._rows.get(name)
         if cached is not None and _same(cached[0], key):
@@ -173,6 +176,20 @@ class SlotOwner(ABC):
         row = self._build_row(name, slot, auth, error=error, starting=starting, disabled=disabled)
         self._rows[name] = (key, row, None)
         return row
+
+    def _auth_status(self, name: str, config: McpServerConfig) -> AuthStatus:
+        """``auth_status``, re-read only when the config or the credentials file changed (it reads that file)."""
+        try:
+            found = os.stat(self._data_dir / CREDENTIALS_FILE)
+            stamp: tuple[int, ...] | None = (found.st_ino, found.st_mtime_ns, found.st_size)
+        except OSError:
+            stamp = None
+        cached = self._auth.get(name)
+        if cached is not None and cached[0] is config and cached[1] == stamp:
+            return cached[2]
+        status = auth_status(name, config, self._data_dir)
+        self._auth[name] = (config, stamp, status)
+        return status
 
     def row_json(self, row: ServerStatus) -> bytes:
         """The compact JSON of a row :meth:`_row` returned (encoded once, kept with it), else encoded now."""

@@ -51,9 +51,8 @@ async def status_list(ctx: RequestContext, params: ServerStatusListParams) -> Se
         return ServerStatusListResult(data=data, next_cursor=next_cursor)
     # Full rows are kept encoded per server (rebuilt when that server changes): the answer joins them.
     data, next_cursor = page(statuses, params.cursor, params.limit)
-    rows = b",".join(of.row_json(row) for row in data)
-    tail = b"" if next_cursor is None else b',"nextCursor":' + json.dumps(next_cursor).encode()
-    return RawResult(b'{"data":[' + rows + b"]" + tail + b"}")
+    tail = b"]}" if next_cursor is None else b'],"nextCursor":%s}' % json.dumps(next_cursor).encode()
+    return RawResult(b"".join([b'{"data":[', b",".join([of.row_json(row) for row in data]), tail]))
 
 
 @method("mcpServer/start", ServerNameParams)
