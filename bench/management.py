@@ -67,8 +67,14 @@ def _start_all(pipe: JsonPipe, ids: _Ids, names: list[str]) -> float:
     started = time.perf_counter()
     requests = [ids() for _ in names]
     pipe.write(b"".join(encode(i, "mcpServer/start", {"name": n}) for i, n in zip(requests, names, strict=True)))
-    for request_id in requests:
-        pipe.response(request_id)
+    waiting = set(requests)
+    while waiting:  # answers come in the order the starts finish, not the order they were asked
+        message = json.loads(pipe.stdout.readline() or b"null")
+        if message is None:
+            raise RuntimeError("the process exited")
+        if "error" in message and message.get("id") in waiting:
+            raise RuntimeError(f"error answer: {message['error']}")
+        waiting.discard(message.get("id"))
     return time.perf_counter() - started
 
 
