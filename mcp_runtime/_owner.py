@@ -191,6 +191,11 @@ class SlotOwner(ABC):
         self._auth[name] = (config, stamp, status)
         return status
 
+    def _forget_row(self, name: str) -> None:
+        """A deleted server: its cached row (and the slot it holds on to) goes with it."""
+        self._rows.pop(name, None)
+        self._auth.pop(name, None)
+
     def row_json(self, row: ServerStatus) -> bytes:
         """The compact JSON of a row :meth:`_row` returned (encoded once, kept with it), else encoded now."""
         cached = self._rows.get(row.name)
