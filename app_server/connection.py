@@ -43,7 +43,8 @@ def encode(message: dict[str, Any]) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class EncodedResult:
-    """A result already serialized as compact JSON by its handler (a hot path that must not dump it twice)."""
+    """A result its handler already holds as compact JSON (a tool result dumped once, cached status rows):
+    spliced into the response as is."""
 
     body: bytes
 
@@ -52,8 +53,10 @@ def _id_json(request_id: RequestId | None) -> str:
     return json.dumps(request_id)
 
 
-def model_json(model: BaseModel) -> bytes:
+def model_json(model: BaseModel | EncodedResult) -> bytes:
     """A model as compact JSON; text that is not valid Unicode is escaped instead of failing the encoding."""
+    if isinstance(model, EncodedResult):
+        return model.body
     try:
         return model.model_dump_json().encode()
     except ValueError:

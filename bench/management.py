@@ -23,7 +23,7 @@ from bench.pipe import JsonPipe, daemon_command, encode
 from scripts.smoke.fixtures.launch import http_fixture
 
 TOOLS_PER_SERVER = 128
-FIXTURE_BASE_TOOLS = 11
+FIXTURE_BASE_TOOLS = 13
 MATCH_ALL_QUERY = "helper"  # every extra fixture tool says "helper number <i>"
 
 
@@ -36,6 +36,17 @@ class _Ids:
         return self.next
 
 
+def _answer_line(pipe: JsonPipe, request_id: int) -> bytes:
+    """The answer's line as received: parsing a 700 KiB status list is client time, not daemon time (SPEC §8)."""
+    prefix = b'{"jsonrpc":"2.0","id":%d,' % request_id
+    while True:
+        line = pipe.stdout.readline()
+        if not line:
+            raise RuntimeError("the process exited")
+        if line.startswith(prefix):
+            return line
+
+
 def _timed(pipe: JsonPipe, ids: _Ids, method: str, params: dict[str, Any], calls: int) -> tuple[float, float]:
     """Median round trip (s) and the daemon's CPU seconds per request."""
     samples = []
@@ -45,8 +56,10 @@ def _timed(pipe: JsonPipe, ids: _Ids, method: str, params: dict[str, Any], calls
         line = encode(request_id, method, params)
         started = time.perf_counter()
         pipe.write(line)
-        pipe.response(request_id)
+        answer = _answer_line(pipe, request_id)
         samples.append(time.perf_counter() - started)
+        if b'"error":' in answer[:64]:
+            raise RuntimeError(f"error answer: {answer[:300]!r}")
     return statistics.median(samples), (pipe.cpu_seconds() - cpu) / calls
 
 
@@ -54,8 +67,14 @@ def _start_all(pipe: JsonPipe, ids: _Ids, names: list[str]) -> float:
     started = time.perf_counter()
     requests = [ids() for _ in names]
     pipe.write(b"".join(encode(i, "mcpServer/start", {"name": n}) for i, n in zip(requests, names, strict=True)))
-    for request_id in requests:
-        pipe.response(request_id)
+    waiting = set(requests)
+    while waiting:  # answers come in the order the starts finish, not the order they were asked
+        message = json.loads(pipe.stdout.readline() or b"null")
+        if message is None:
+            raise RuntimeError("the process exited")
+        if "error" in message and message.get("id") in waiting:
+            raise RuntimeError(f"error answer: {message['error']}")
+        waiting.discard(message.get("id"))
     return time.perf_counter() - started
 
 

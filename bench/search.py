@@ -1,4 +1,7 @@
-"""``mcpTool/search`` budget (SPEC §8): ``ToolIndex.search`` over 32 servers x 128 tools, <= 2 ms median.
+"""``mcpTool/search`` in process (SPEC §8): ``ToolIndex.search`` over 32 servers x 128 tools, <= 0.5 ms median.
+
+This is the uncached ranking; the daemon also keeps answers per catalog generation (``bench.management`` measures
+the round trip).
 
 Run from the repo root: ``.venv/bin/python -m bench.search [--iterations N] [--json]``
 (``.venv/bin/python bench/search.py`` works too).
@@ -23,7 +26,7 @@ from mcp_runtime.config import parse_server_config
 from protocol.server import McpTool
 from protocol.tool import ToolView
 
-BUDGET_MS = 2.0
+BUDGET_MS = 0.5
 SERVERS = (
     "github", "gitlab", "slack", "jira", "linear", "notion", "postgres", "filesystem",
     "docs", "browser", "calendar", "gmail", "drive", "sentry", "datadog", "stripe",

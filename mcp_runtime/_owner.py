@@ -9,6 +9,8 @@ the hooks :meth:`_ready_slot` (management: answer now; thread: wait, reconnect o
 
 from __future__ import annotations
 
+import json
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -22,12 +24,26 @@ from mcp_runtime._state import error_info, server_status
 from mcp_runtime._tasks import Spawner
 from mcp_runtime.catalog import CatalogCache
 from mcp_runtime.events import EventSink
+from mcp_runtime.oauth.credentials import CREDENTIALS_FILE
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.prompt import PromptGetResult, PromptView
 from protocol.resource import ResourceContent, ResourceReadResult, ResourceTemplateView, ResourceView
-from protocol.server import ServerStatus, StartupState, StartupStatusUpdated
+from protocol.server import AuthStatus, ServerStatus, StartupState, StartupStatusUpdated
 from protocol.tool import ToolView
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Row keys compare by identity (configs, slots, states, errors) and by value for flags and auth."""
+    return all(x is y or (isinstance(x, str | bool) and x == y) for x, y in zip(a, b, strict=True))
+
+
+def _encoded(row: ServerStatus) -> bytes:
+    """Compact JSON; text that is not valid Unicode (lone surrogates) is escaped rather than failing."""
+    try:
+        return row.model_dump_json().encode()
+    except ValueError:
+        return json.dumps(row.model_dump(mode="json"), separators=(",", ":")).encode()
 
 
 class SlotOwner(ABC):
@@ -41,6 +57,8 @@ class SlotOwner(ABC):
         self._data_dir = data_dir
         self._spawner = spawner
         self.catalog = CatalogCache()
+        self._rows: dict[str, tuple[tuple[Any, ...], ServerStatus, bytes | None]] = {}
+        self._auth: dict[str, tuple[McpServerConfig, tuple[int, ...] | None, AuthStatus]] = {}
 
     # ------------------------------------------------------------------ hooks
 
@@ -145,8 +163,58 @@ class SlotOwner(ABC):
         starting: bool = False,
         disabled: bool = False,
     ) -> ServerStatus:
-        """The status row: a failure before any slot existed, ``starting``, idle, or the slot's own state."""
-        auth = auth_status(name, config, self._data_dir)
+        """The status row: a failure before any slot existed, ``starting``, idle, or the slot's own state.
+
+        Rows are cached per server with their JSON and rebuilt only when what they are made of changes (a slot's
+        state is replaced as a whole on every change, so its identity stands for its content).
+        """
+        auth = self._auth_status(name, config)
+        key = (auth, config, slot, None if slot is None else slot.state, error, starting, disabled)
+        cached = self._rows.get(name)
+        if cached is not None and _same(cached[0], key):
+            return cached[1]
+        row = self._build_row(name, slot, auth, error=error, starting=starting, disabled=disabled)
+        self._rows[name] = (key, row, None)
+        return row
+
+    def _auth_status(self, name: str, config: McpServerConfig) -> AuthStatus:
+        """``auth_status``, re-read only when the config or the credentials file changed (it reads that file)."""
+        try:
+            found = os.stat(self._data_dir / CREDENTIALS_FILE)
+            stamp: tuple[int, ...] | None = (found.st_ino, found.st_mtime_ns, found.st_size)
+        except OSError:
+            stamp = None
+        cached = self._auth.get(name)
+        if cached is not None and cached[0] is config and cached[1] == stamp:
+            return cached[2]
+        status = auth_status(name, config, self._data_dir)
+        self._auth[name] = (config, stamp, status)
+        return status
+
+    def _forget_row(self, name: str) -> None:
+        """A deleted server: its cached row (and the slot it holds on to) goes with it."""
+        self._rows.pop(name, None)
+        self._auth.pop(name, None)
+
+    def row_json(self, row: ServerStatus) -> bytes:
+        """The compact JSON of a row :meth:`_row` returned (encoded once, kept with it), else encoded now."""
+        cached = self._rows.get(row.name)
+        if cached is None or cached[1] is not row:
+            return _encoded(row)
+        if cached[2] is None:
+            self._rows[row.name] = (cached[0], row, _encoded(row))
+        return self._rows[row.name][2]  # type: ignore[return-value]
+
+    def _build_row(
+        self,
+        name: str,
+        slot: SessionSlot | None,
+        auth: AuthStatus,
+        *,
+        error: AppError | None,
+        starting: bool,
+        disabled: bool,
+    ) -> ServerStatus:
         if starting and slot is not None and slot.state.status != "starting":
             slot = None  # the previous session's slot, being replaced: the row says ``starting``
         if slot is None and error is not None:
@@ -190,8 +258,9 @@ class SlotOwner(ABC):
 
     async def search_tools(self, query: str, limit: int, *, caller: str | None) -> tuple[list[ToolView], list[str]]:
         """Ranked search over the tools visible to ``caller`` (deferred ones included); names not found."""
-        _, visible = await self.tools_for_context(caller=caller, include_deferred=True)
-        return self.catalog.index().search(query, limit, visible=visible)
+        await self._settled()
+        allowed, disabled = self.tool_filters()
+        return self._views().search(query, limit, caller=caller, allowed_tools=allowed, disabled_tools=disabled)
 
     async def prompts(self, server: str | None = None) -> list[PromptView]:
         return [

@@ -382,12 +382,15 @@ class ToolIndex:
                 for idx, score in scores.items()
                 if (allowed is None or idx in allowed) and (visible is None or views[idx].name in visible)
             }
-        # Views are sorted by full name, so the index breaks score ties by name.
-        best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
-        return [self._views[idx] for idx, _ in best]
+        # Views are sorted by full name, so the index breaks score ties by name. Plain tuples, no key function:
+        # a key lambda per scored tool cost more than the scoring itself.
+        best = heapq.nsmallest(limit, [(-score, idx) for idx, score in scores.items()])
+        return [self._views[idx] for _, idx in best]
 
 
 VISIBLE_CACHE_SIZE = 64
+SEARCH_CACHE_SIZE = 256
+"""Answers kept per catalog generation; past this many distinct (context, query, limit) the cache starts over."""
 
 
 class CatalogCache:
@@ -401,6 +404,7 @@ class CatalogCache:
         self._servers: dict[str, tuple[McpServerConfig, Sequence[McpTool], list[ToolView]]] = {}
         self._index: ToolIndex | None = None
         self._visible: dict[tuple[Any, ...], tuple[list[ToolView], frozenset[str]]] = {}
+        self._answers: dict[tuple[Any, ...], tuple[list[ToolView], list[str]]] = {}
 
     def update(self, servers: dict[str, tuple[McpServerConfig, Sequence[McpTool]]]) -> None:
         changed = set(self._servers) != set(servers)
@@ -414,6 +418,7 @@ class CatalogCache:
         if changed:
             self._index = None
             self._visible.clear()
+            self._answers.clear()
 
     def views(self, server: str | None = None) -> list[ToolView]:
         if server is not None:
@@ -435,12 +440,7 @@ class CatalogCache:
         disabled_tools: Sequence[str] | None = None,
     ) -> tuple[list[ToolView], frozenset[str]]:
         """``visible_for_context`` over every view (and the set of full names), memoized per context."""
-        key = (
-            caller,
-            include_deferred,
-            None if allowed_tools is None else tuple(allowed_tools),
-            tuple(disabled_tools or ()),
-        )
+        key = _context_key(caller, include_deferred, allowed_tools, disabled_tools)
         hit = self._visible.get(key)
         if hit is None:
             if len(self._visible) >= VISIBLE_CACHE_SIZE:
@@ -454,3 +454,38 @@ class CatalogCache:
             )
             hit = self._visible[key] = (views, frozenset(view.name for view in views))
         return hit
+
+    def search(
+        self,
+        query: str,
+        limit: int,
+        *,
+        caller: str | None,
+        allowed_tools: Sequence[str] | None = None,
+        disabled_tools: Sequence[str] | None = None,
+    ) -> tuple[list[ToolView], list[str]]:
+        """:meth:`ToolIndex.search` over what the context sees (deferred included), answers kept per generation."""
+        key = (_context_key(caller, True, allowed_tools, disabled_tools), query, limit)
+        hit = self._answers.get(key)
+        if hit is None:
+            _, visible = self.visible(
+                caller=caller, include_deferred=True, allowed_tools=allowed_tools, disabled_tools=disabled_tools
+            )
+            if len(self._answers) >= SEARCH_CACHE_SIZE:
+                self._answers.clear()
+            hit = self._answers[key] = self.index().search(query, limit, visible=visible)
+        return list(hit[0]), list(hit[1])
+
+
+def _context_key(
+    caller: str | None,
+    include_deferred: bool,
+    allowed_tools: Sequence[str] | None,
+    disabled_tools: Sequence[str] | None,
+) -> tuple[Any, ...]:
+    return (
+        caller,
+        include_deferred,
+        None if allowed_tools is None else tuple(allowed_tools),
+        tuple(disabled_tools or ()),
+    )

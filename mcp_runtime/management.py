@@ -187,6 +187,7 @@ class McpClientManager(SlotOwner):
         """The server is being deleted: stop it and drop what is known about it."""
         await self._stop(name)
         self._entries.pop(name, None)
+        self._forget_row(name)
 
     async def config_changed(self, name: str) -> None:
         """A stored config changed: a running slot is restarted with the new config (or stopped)."""

@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcp_runtime.catalog import (
     AUTO_DEFER_THRESHOLD,
+    CatalogCache,
     ToolIndex,
     allowed_callers,
     build_views,
@@ -319,3 +322,58 @@ def test_title_outranks_description_and_exact_outranks_prefix():
 def test_plural_query_matches_singular_token():
     index = small_index(tool("send", "Send one request"), tool("other", "Unrelated"))
     assert names(index.search("requests", 10)[0]) == ["mcp__srv__send"]
+
+
+# --- cached answers ---------------------------------------------------------------------------------------------
+
+_WORDS = ["issue", "pull", "requests", "repo", "page", "search", "+docs", "+comment", "the", "index", "knowledge"]
+
+
+def _cache() -> CatalogCache:
+    cache = CatalogCache()
+    gh = parse_server_config("github", {"command": "x", "toolLoading": "deferred"})
+    docs = parse_server_config("docs", {"command": "x"})
+    raw = {
+        "github": (
+            gh,
+            [
+                tool("create_issue", "Open a new issue in a repository"),
+                tool("add_comment", "Comment on a pull request"),
+            ],
+        ),
+        "docs": (
+            docs,
+            [tool("search", "Search pages", _meta={"allowedCallers": ["agent"]}), tool("index", "Rebuild the index")],
+        ),
+    }
+    cache.update(raw)
+    return cache
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(_WORDS), max_size=4),
+    limit=st.integers(min_value=1, max_value=5),
+    caller=st.sampled_from([None, "agent"]),
+    allowed=st.sampled_from([None, ["mcp__github__*"], []]),
+)
+def test_cached_search_answers_like_the_index(words, limit, caller, allowed):
+    cache = _cache()
+    query = " ".join(words)
+    _, visible = cache.visible(caller=caller, include_deferred=True, allowed_tools=allowed)
+    expected = cache.index().search(query, limit, visible=visible)
+    first = cache.search(query, limit, caller=caller, allowed_tools=allowed)
+    again = cache.search(query, limit, caller=caller, allowed_tools=allowed)
+    assert first == again == expected
+    # the best ``limit`` are a prefix of a longer ranking (ties broken by name, no key function needed)
+    longer = cache.index().search(query, 100, visible=visible)[0]
+    assert expected[0] == longer[:limit]
+    first[0].clear()  # callers get copies: the kept answer is not theirs to change
+    assert cache.search(query, limit, caller=caller, allowed_tools=allowed) == expected
+
+
+def test_cached_answers_are_dropped_when_the_catalog_changes():
+    cache = _cache()
+    assert names(cache.search("issue", 10, caller=None)[0]) == ["mcp__github__create_issue"]
+    cache.update({})
+    assert cache.search("issue", 10, caller=None) == ([], [])

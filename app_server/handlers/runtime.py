@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+
+from app_server.connection import EncodedResult
 from app_server.daemon import RequestContext
 from app_server.handlers.owners import owner
 from app_server.handlers.paging import page
@@ -40,12 +43,16 @@ def _tools_and_auth(status: ServerStatus) -> ServerStatus:
 
 
 @method("mcpServerStatus/list", ServerStatusListParams)
-async def status_list(ctx: RequestContext, params: ServerStatusListParams) -> ServerStatusListResult:
-    statuses = await owner(ctx, params.thread_id).server_statuses(params.server_name)
+async def status_list(ctx: RequestContext, params: ServerStatusListParams) -> ServerStatusListResult | EncodedResult:
+    of = owner(ctx, params.thread_id)
+    statuses = await of.server_statuses(params.server_name)
     if params.detail == "toolsAndAuthOnly":
-        statuses = [_tools_and_auth(s) for s in statuses]
+        data, next_cursor = page([_tools_and_auth(s) for s in statuses], params.cursor, params.limit)
+        return ServerStatusListResult(data=data, next_cursor=next_cursor)
+    # Full rows are kept encoded per server (rebuilt when that server changes): the answer joins them.
     data, next_cursor = page(statuses, params.cursor, params.limit)
-    return ServerStatusListResult(data=data, next_cursor=next_cursor)
+    tail = b"]}" if next_cursor is None else b'],"nextCursor":%s}' % json.dumps(next_cursor).encode()
+    return EncodedResult(b"".join([b'{"data":[', b",".join([of.row_json(row) for row in data]), tail]))
 
 
 @method("mcpServer/start", ServerNameParams)
