@@ -150,10 +150,10 @@ async def _close_runtime(daemon: Daemon) -> None:
 
 async def _kill_children_after(delay: float) -> None:
     await anyio.sleep(delay)
-    runtime_transport = sys.modules.get("mcp_runtime.transport")
-    if runtime_transport is not None:
-        log.warning("killing_children_after_close_timeout")
-        runtime_transport.kill_live_groups()
+    from mcp_runtime import kill_live_children
+
+    if kill_live_children():
+        log.warning("killed_children_after_close_timeout")
 
 
 async def _stop_when_set(event: anyio.Event, stop: anyio.Event) -> None:

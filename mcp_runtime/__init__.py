@@ -10,6 +10,7 @@ answering ``initialize`` must not import the MCP SDK.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 from mcp_runtime import _safe_fs as safe_fs
@@ -101,6 +102,7 @@ __all__ = [
     "TaskHandle",
     "check_server",
     "clip",
+    "kill_live_children",
     "login_client",
     "media",
     "normalized",
@@ -132,3 +134,13 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def kill_live_children() -> bool:
+    """Kill the process group of every stdio server still running; False when none was ever spawned (the
+    transport module was never loaded, so nothing is imported just to find that out)."""
+    transport = sys.modules.get("mcp_runtime.transport")
+    if transport is None:
+        return False
+    transport.kill_live_groups()
+    return True

@@ -52,7 +52,11 @@ async def status_list(ctx: RequestContext, params: ServerStatusListParams) -> Se
     # Full rows are kept encoded per server (rebuilt when that server changes): the answer joins them.
     data, next_cursor = page(statuses, params.cursor, params.limit)
     tail = b"]}" if next_cursor is None else b'],"nextCursor":%s}' % json.dumps(next_cursor).encode()
-    return EncodedResult(b"".join([b'{"data":[', b",".join([of.row_json(row) for row in data]), tail]))
+    parts = [b'{"data":[']
+    for index, row in enumerate(data):
+        parts += (b",", of.row_json(row)) if index else (of.row_json(row),)
+    parts.append(tail)
+    return EncodedResult(b"".join(parts))  # ~750 KB for 16 x 128 tools: copied once, not twice
 
 
 @method("mcpServer/start", ServerNameParams)
