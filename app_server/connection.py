@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import orjson
 
 from app_server.logs import get_logger
 from app_server.transport import Transport
@@ -29,7 +30,14 @@ REQUEST_BACKLOG = 8 << 20
 
 
 def compact(value: Any) -> bytes:
-    """Compact JSON; text that is not valid Unicode (lone surrogates) is escaped, so encoding never fails."""
+    """Compact JSON; text that is not valid Unicode (lone surrogates) is escaped, so encoding never fails.
+
+    orjson first (several times faster); what it refuses (lone surrogates, integers past 64 bits, keys that
+    are not strings) is written by ``json``."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        pass
     try:
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
     except UnicodeEncodeError:

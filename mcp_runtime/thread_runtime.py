@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import orjson
 
 from mcp_runtime import _elicitation
 from mcp_runtime._elicitation import AskCallback, Call
@@ -42,7 +43,15 @@ __all__ = ["AskCallback", "McpThreadRuntime"]
 
 def _encode(result: dict[str, Any]) -> bytes:
     """Compact JSON of a tool result, as pydantic would write it: NaN and ±Infinity (a server can send them)
-    become ``null``, and text that is not valid Unicode (a lone surrogate) is escaped."""
+    become ``null``, and text that is not valid Unicode (a lone surrogate) is escaped.
+
+    orjson writes a result about ten times faster than ``json`` (a 1 MiB result: ~1 ms instead of ~10) and
+    turns non-finite numbers into ``null`` itself; what it refuses (lone surrogates, integers past 64 bits)
+    takes the ``json`` path."""
+    try:
+        return orjson.dumps(result)
+    except TypeError:
+        pass
     try:
         return json.dumps(result, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
     except ValueError:  # UnicodeEncodeError included
