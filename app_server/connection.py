@@ -57,8 +57,8 @@ class EncodedResult:
     body: bytes
 
 
-def _id_json(request_id: RequestId | None) -> str:
-    return json.dumps(request_id)
+def _id_json(request_id: RequestId | None) -> bytes:
+    return compact(request_id)
 
 
 def model_json(model: BaseModel | EncodedResult) -> bytes:
@@ -120,13 +120,13 @@ class ClientConnection:
         """The response line; a result that cannot be encoded as UTF-8 is escaped, one that cannot be encoded at
         all is answered ``internal``: a reply always exists."""
         if isinstance(result, EncodedResult):
-            return b'{"jsonrpc":"2.0","id":%s,"result":%s}\n' % (_id_json(request_id).encode(), result.body)
+            return b'{"jsonrpc":"2.0","id":%s,"result":%s}\n' % (_id_json(request_id), result.body)
         try:
             body = model_json(result)
         except Exception as exc:
             log.error("result_not_encodable", connection=self.label, error_type=type(exc).__name__)
             return error_line(request_id, AppError("internal", "the result could not be encoded"))
-        return b'{"jsonrpc":"2.0","id":%s,"result":%s}\n' % (_id_json(request_id).encode(), body)
+        return b'{"jsonrpc":"2.0","id":%s,"result":%s}\n' % (_id_json(request_id), body)
 
     def notify_encoded(self, method: str, params_json: bytes) -> None:
         """Send a notification whose params are already JSON (shared across connections)."""

@@ -284,6 +284,8 @@ class Processor:
                 await self._room_for_output()
                 connection.send_raw(line)
                 answered = True
+                if len(connection.in_flight) == 1:
+                    connection.transport.push()  # the only request in flight: no other answer to share a write with
                 await connection.transport.drain()
         finally:
             if not answered:

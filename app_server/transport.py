@@ -63,6 +63,10 @@ class Transport:
             self._pending.append(data)
             self._pending_bytes += len(data)
 
+    def push(self) -> None:
+        """Write what is queued now instead of at the end of this loop pass (nothing else is coming)."""
+        self._write_pending()
+
     def _write_pending(self) -> None:
         """One write for everything queued in this pass of the loop."""
         data = b"".join(self._pending)
@@ -78,19 +82,29 @@ class Transport:
         return self._pending_bytes + self._writer.transport.get_write_buffer_size()
 
     async def drain(self) -> None:
-        """Wait while the write buffer is above its high-water mark."""
+        """Wait while the write buffer is above its high-water mark.
+
+        Below it nothing is written here: the writes of this loop pass leave together at its end (answers
+        that finish in one pass share one system call instead of one each)."""
+        if self._writer is None or self._writer.is_closing():
+            return
+        if self.buffered() <= self._writer.transport.get_write_buffer_limits()[1]:
+            return
+        await self._drain_now()
+
+    async def _drain_now(self) -> None:
+        assert self._writer is not None
         self._write_pending()
-        if self._writer is not None and not self._writer.is_closing():
-            try:
-                await self._writer.drain()
-            except ConnectionError:
-                pass
+        try:
+            await self._writer.drain()
+        except ConnectionError:
+            pass
 
     async def flush(self) -> None:
         """Wait until every written byte has been taken by the peer (callers bound the wait)."""
         if self._writer is not None and not self._writer.is_closing():
             self._writer.transport.set_write_buffer_limits(high=0)
-            await self.drain()
+            await self._drain_now()
 
     async def aclose(self) -> None:
         """Close; whatever the peer has not taken by now is discarded (it stopped reading)."""
