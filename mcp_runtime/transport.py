@@ -131,6 +131,9 @@ def child_environment(config: StdioServerConfig, env: Mapping[str, str]) -> dict
 
 _WRITE_BATCH = 64
 """At most this many queued messages go to a server's stdin in one write."""
+_STREAM_BUFFER = 16
+"""Messages queued between the pipes and the session: a chunk holding many replies is handed over without a
+task switch per line, and requests sent in one pass leave in one write."""
 
 
 class StdioTransport:
@@ -200,8 +203,8 @@ class StdioTransport:
         process = await self._spawn()
         self.pid = process.pid
         _LIVE_GROUPS.add(process.pid)
-        read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+        read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](_STREAM_BUFFER)
+        write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](_STREAM_BUFFER)
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._read_stdout, process, read_writer)
