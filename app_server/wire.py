@@ -22,7 +22,8 @@ _STRING = re.compile(rb'"[^"]*"')
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _OPENS_AS_TWO = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_DIGIT_RUN = b"0" * 19
 
 
 class Rejected(Exception):
@@ -93,7 +94,7 @@ def parse(line: bytes) -> Any:
     without lone surrogates); a line it refuses gets the standard parser, which says precisely what is wrong or
     accepts what orjson alone refuses (a lone surrogate escape, answered later with its own error). Integers
     past 64 bits would come back from orjson as floats, so a line with a long digit run skips it."""
-    if not too_deep(line) and _LONG_DIGITS.search(line) is None:
+    if not too_deep(line) and _LONG_DIGIT_RUN not in line.translate(_DIGITS_AS_ZERO):
         try:
             return orjson.loads(line)
         except orjson.JSONDecodeError:
