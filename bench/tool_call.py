@@ -52,6 +52,7 @@ class _Side:
         self.samples: list[float] = []
         self.cpu = 0.0
         self.pipelined_s = 0.0
+        self.pipelined_cpu = 0.0
         self.pipelined_calls = 0
 
     def call(self, request_id: int) -> float:
@@ -78,7 +79,7 @@ def _pipelined(side: _Side, calls: int, window: int) -> None:
     total pipelined time."""
     pipe = side.pipe
     base = 1_000_000 + side.pipelined_calls
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), pipe.cpu_seconds()
     first = min(window, calls)
     pipe.write(b"".join(_call_line(base + i, side.thread_id, side.argument) for i in range(first)))
     sent, answered = first, 0
@@ -93,6 +94,7 @@ def _pipelined(side: _Side, calls: int, window: int) -> None:
             pipe.write(_call_line(base + sent, side.thread_id, side.argument))
             sent += 1
     side.pipelined_s += time.perf_counter() - started
+    side.pipelined_cpu += pipe.cpu_seconds() - cpu
     side.pipelined_calls += calls
 
 
@@ -163,6 +165,8 @@ def measure(server: str, calls: int, pipelined: int, window: int) -> dict[str, A
         "floor_cpu_us": round(floor.cpu * 1e6, 1),
         "cpu_budget_us": CPU_BUDGET_US,
         "pipelined_window": window,
+        "daemon_pipelined_cpu_us": round(daemon.pipelined_cpu / daemon.pipelined_calls * 1e6, 1),
+        "floor_pipelined_cpu_us": round(floor.pipelined_cpu / floor.pipelined_calls * 1e6, 1),
         "daemon_calls_per_s": round(daemon.pipelined_calls / daemon.pipelined_s),
         "floor_calls_per_s": round(floor.pipelined_calls / floor.pipelined_s),
         "direct_sdk_calls_per_s": round(direct["calls_per_s"]),
@@ -186,7 +190,8 @@ def main() -> None:
           f"direct SDK {r['direct_sdk_median_us']:7.1f} µs   ratio to floor {r['floor_ratio']} "
           f"(budget ≤ {LATENCY_BUDGET})")
     print(f"CPU per call       daemon {r['daemon_cpu_us']:7.1f} µs   floor {r['floor_cpu_us']:7.1f} µs   "
-          f"(budget ≤ {CPU_BUDGET_US:.0f} µs)")
+          f"(budget ≤ {CPU_BUDGET_US:.0f} µs); {args.window} in flight: daemon {r['daemon_pipelined_cpu_us']} µs, "
+          f"floor {r['floor_pipelined_cpu_us']} µs")
     print(f"{args.window} in flight     daemon {r['daemon_calls_per_s']} calls/s   floor {r['floor_calls_per_s']}   "
           f"direct SDK {r['direct_sdk_calls_per_s']} (budget ≥ {THROUGHPUT_BUDGET:.0f})")
 
