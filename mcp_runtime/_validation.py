@@ -25,6 +25,8 @@ def non_finite(value: Any, limit: int = 20) -> list[dict[str, str]]:
     JSON has no such numbers: serialized for a server they silently become ``null``. ``1e999`` parses as
     Infinity, so a value off the wire can hold one even when the literal ``Infinity`` is refused.
     """
+    if not _has_non_finite(value):
+        return []
     found: list[dict[str, str]] = []
     stack: list[tuple[str, Any]] = [("", value)]
     while stack and len(found) < limit:
@@ -36,3 +38,18 @@ def non_finite(value: Any, limit: int = 20) -> list[dict[str, str]]:
         elif isinstance(item, list | tuple):
             stack.extend((f"{path}/{index}" if path else str(index), inner) for index, inner in enumerate(item))
     return sorted(found, key=lambda error: error["path"])
+
+
+def _has_non_finite(value: Any) -> bool:
+    """The quick pass (no paths built): almost every value has none."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False

@@ -122,6 +122,8 @@ class McpThreadRuntime(SlotOwner):
         self._disabled = list(disabled_tools) if disabled_tools else None
         self._record_fact = record_fact
         self._specs: dict[tuple[str, str], _ToolSpec] = {}
+        self._listed: dict[str, tuple[Sequence[McpTool], dict[str, McpTool]]] = {}
+        """Per server: its current tool list and that list by name (rebuilt when the slot lists anew)."""
         self._closed = False
 
     # ------------------------------------------------------------- lifecycle
@@ -259,7 +261,11 @@ class McpThreadRuntime(SlotOwner):
 
         Decisions and compiled validators are cached per listed tool object: a refresh replaces the objects.
         """
-        listed = next((t for t in slot.tools if t.name == tool), None)
+        tools = slot.tools
+        index = self._listed.get(name)
+        if index is None or index[0] is not tools:
+            index = self._listed[name] = (tools, {t.name: t for t in reversed(tools)})
+        listed = index[1].get(tool)
         if listed is None:
             raise AppError("unknownTool", f"server {name} has no tool {tool}", server=name, tool=tool)
         key = (name, tool)
