@@ -103,6 +103,56 @@ def _start_all(pipe: JsonPipe, ids: _Ids, names: list[str]) -> float:
     return time.perf_counter() - started
 
 
+async def _sdk_starts(url: str, sessions: int) -> float:
+    """Seconds until ``sessions`` SDK clients, started at once in this process, each did what a daemon start
+    does (handshake, the four lists, the listen stream); they are closed afterwards, untimed."""
+    import anyio
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    tls = httpx2.create_ssl_context()  # the daemon shares one too; building one per client costs ~25 ms
+    ready: list[float] = []
+    release = anyio.Event()
+
+    async def one() -> None:
+        async with (
+            httpx2.AsyncClient(verify=tls) as http,
+            Client(streamable_http_client(url, http_client=http), mode="auto", cache=None) as client,
+        ):
+            session = client.session
+            await session.list_tools()
+            await session.list_prompts()
+            await session.list_resources()
+            await session.list_resource_templates()
+            async with client.listen(tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True):
+                ready.append(time.perf_counter())
+                await release.wait()
+
+    started = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for _ in range(sessions):
+            tg.start_soon(one)
+        while len(ready) < sessions:
+            await anyio.sleep(0.002)
+        release.set()
+    return max(ready) - started
+
+
+def sdk_start_floor(url: str) -> dict[str, float]:
+    """The same starts made with the SDK alone in one process (no daemon): what one core allows (diagnostic)."""
+    import asyncio
+
+    asyncio.run(_sdk_starts(url, 1))  # imports, first-use costs
+    single = statistics.median(asyncio.run(_sdk_starts(url, 1)) for _ in range(3))
+    together = asyncio.run(_sdk_starts(url, 16))
+    return {
+        "sdk_start_one_s": round(single, 3),
+        "sdk_start_16_s": round(together, 3),
+        "sdk_start_ratio": round(together / single, 2),
+    }
+
+
 def measure(calls: int) -> dict[str, Any]:
     extra = str(TOOLS_PER_SERVER - FIXTURE_BASE_TOOLS)
     report: dict[str, Any] = {}
@@ -145,6 +195,7 @@ def measure(calls: int) -> dict[str, Any]:
             report["search_budget_ms"] = 0.5
             report["rss_32_servers_mib"] = round(pipe.rss_mib(), 1)
             report["rss_budget_mib"] = 120
+        report.update(sdk_start_floor(url))
     return report
 
 
@@ -157,12 +208,20 @@ def main() -> None:
     if args.json:
         print(json.dumps(r))
         return
-    print(f"start: one alone {r['start_one_s']} s; 16 at once {r['start_16_at_once_s']} s; "
-          f"ratio {r['start_ratio']} (budget ≤ {r['start_budget_ratio']})")
-    print(f"  (diagnostics: one alone {r['start_one_each_s']} s, daemon CPU {r['start_one_daemon_cpu_s']} s; "
-          f"16 at once: daemon CPU {r['start_16_daemon_cpu_s']} s, fixture CPU {r['start_16_fixture_cpu_s']} s)")
-    print(f"mcpServerStatus/list, 16 x 128 tools: {r['status_list_16_ms']} ms round trip, daemon CPU "
-          f"{r['status_list_16_daemon_cpu_ms']} ms (budget ≤ 5 ms, ≤ 1 ms); mcpServer/list {r['server_list_ms']} ms")
+    print(
+        f"start: one alone {r['start_one_s']} s; 16 at once {r['start_16_at_once_s']} s; "
+        f"ratio {r['start_ratio']} (budget ≤ {r['start_budget_ratio']})"
+    )
+    print(
+        f"  (diagnostics: one alone {r['start_one_each_s']} s, daemon CPU {r['start_one_daemon_cpu_s']} s; "
+        f"16 at once: daemon CPU {r['start_16_daemon_cpu_s']} s, fixture CPU {r['start_16_fixture_cpu_s']} s; "
+        f"the SDK alone in one process: one {r['sdk_start_one_s']} s, 16 at once {r['sdk_start_16_s']} s, "
+        f"ratio {r['sdk_start_ratio']})"
+    )
+    print(
+        f"mcpServerStatus/list, 16 x 128 tools: {r['status_list_16_ms']} ms round trip, daemon CPU "
+        f"{r['status_list_16_daemon_cpu_ms']} ms (budget ≤ 5 ms, ≤ 1 ms); mcpServer/list {r['server_list_ms']} ms"
+    )
     print(f"mcpTool/search over 32 x 128 tools, all matching: {r['search_32x128_ms']} ms (budget ≤ 0.5 ms)")
     print(f"daemon RSS with 32 connected servers: {r['rss_32_servers_mib']} MiB (budget ≤ 120 MiB)")
 
