@@ -58,7 +58,7 @@ class SlotOwner(ABC):
         self._data_dir = data_dir
         self._spawner = spawner
         self.catalog = CatalogCache()
-        self._rows: dict[str, tuple[tuple[Any, ...], ServerStatus, bytes | None]] = {}
+        self._rows: dict[str, tuple[tuple[Any, ...], ServerStatus, bytes | memoryview | None]] = {}
         self._auth: dict[str, tuple[McpServerConfig, tuple[int, ...] | None, AuthStatus]] = {}
         self._credentials = os.fspath(data_dir / CREDENTIALS_FILE)
         self._listing: tuple[tuple[int, ...] | None] | None = None
@@ -105,18 +105,27 @@ class SlotOwner(ABC):
 
         The last answer is kept and returned again while every row is the very same object: a row is rebuilt
         whenever its server's state, tools, config or auth change, so an unchanged list of rows means an
-        unchanged answer (the kept rows stay alive, so their identities cannot be reused by new rows).
+        unchanged answer (the kept rows stay alive, so their identities cannot be reused by new rows). The
+        rows' cached JSON then points into the answer, so keeping it costs no second copy.
         """
         kept = self._answer
         if kept is not None and kept[1] == tail and len(kept[0]) == len(rows):
             if all(a is b for a, b in zip(kept[0], rows, strict=True)):
                 return kept[2]
-        parts = [b'{"data":[']
-        for index, row in enumerate(rows):
-            parts += (b",", self.row_json(row)) if index else (self.row_json(row),)
+        head = b'{"data":['
+        encoded = [self.row_json(row) for row in rows]
+        parts: list[bytes | memoryview] = [head]
+        for index, text in enumerate(encoded):
+            parts += (b",", text) if index else (text,)
         parts.append(tail)
         body = b"".join(parts)
         self._answer = (tuple(rows), tail, body)
+        view, offset = memoryview(body), len(head)
+        for row, text in zip(rows, encoded, strict=True):
+            cached = self._rows.get(row.name)
+            if cached is not None and cached[1] is row:
+                self._rows[row.name] = (cached[0], row, view[offset : offset + len(text)])
+            offset += len(text) + 1
         return body
 
     def tool_filters(self) -> tuple[list[str] | None, list[str] | None]:
@@ -230,7 +239,7 @@ class SlotOwner(ABC):
         self._rows.pop(name, None)
         self._auth.pop(name, None)
 
-    def row_json(self, row: ServerStatus) -> bytes:
+    def row_json(self, row: ServerStatus) -> bytes | memoryview:
         """The compact JSON of a row :meth:`_row` returned (encoded once, kept with it), else encoded now."""
         cached = self._rows.get(row.name)
         if cached is None or cached[1] is not row:
