@@ -193,22 +193,27 @@ class EarlyStdio:
         return True
 
     def _serve_lines(self) -> None:
-        """Answer complete lines from the front of the input while each is one this path answers."""
+        """Answer complete lines from the front of the input while each is one this path answers; only the
+        lines answered leave the input, so whatever goes wrong here, the processor gets every other line."""
         start = 0
-        while not self._declined:
-            end = self._input.find(b"\n", start)
-            if end < 0:
-                self._declined = len(self._input) - start > LONGEST_LINE
-                break
-            line = bytes(self._input[start:end])
-            message = _message(line) if line.strip() else {}
-            answer = None if message is None else self._answer(message)
-            if answer is None or (answer and not _send(answer)):
-                self._declined = True
-                break
-            self._record(message)
-            start = end + 1
-        del self._input[:start]
+        try:
+            while not self._declined:
+                end = self._input.find(b"\n", start)
+                if end < 0:
+                    self._declined = len(self._input) - start > LONGEST_LINE
+                    break
+                line = bytes(self._input[start:end])
+                message = _message(line) if line.strip() else {}
+                answer = None if message is None else self._answer(message)
+                if answer is None or (answer and not _send(answer)):
+                    self._declined = True
+                    break
+                self._record(message)
+                start = end + 1
+        except Exception:
+            self._declined = True  # the processor is the authority on this line; it answers it
+        finally:
+            del self._input[:start]
 
     def _answer(self, message: dict) -> bytes | None:
         """The answer line (``b""`` when none is due, as for a blank line), or None when the processor must

@@ -214,3 +214,18 @@ def test_initialize_is_answered_before_the_daemon_imports_and_the_rest_is_handed
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": 1, "result": {"data": []}},
+        {"jsonrpc": "2.0", "id": "ïd \u2028", "result": {"userAgent": "x (Ünï/1)", "methods": ["a", "b"]}},
+        {"jsonrpc": "2.0", "id": 2**70, "result": {"name": "lone \ud800 surrogate"}},
+    ],
+)
+def test_handshake_lines_are_what_the_connection_encodes(message: dict[str, Any]) -> None:
+    from app_server.connection import encode
+    from app_server.handshake import line
+
+    assert line(message) == encode(message)
