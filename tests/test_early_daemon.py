@@ -177,3 +177,24 @@ def test_autostart_follows_an_initialized_sent_with_initialize(data_dir: Path) -
         assert [answer["id"] for answer in _answers(second, 2)] == [1, 2]
         ready = second.wait_notification("mcpServer/startupStatus/updated", lambda p: p["status"] == "ready", 60)
         assert ready["name"] == "on"
+
+
+def test_a_file_as_stdin_is_served_to_its_end(data_dir: Path, tmp_path: Path) -> None:
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(
+        _request(1, "initialize", CLIENT) + INITIALIZED + _request(2, "mcpServer/list")
+        + _request(3, "mcpServer/create", {"name": "fx", "config": fixture_config()}) + _request(4, "thread/list")
+    )
+    with requests.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "app_server", "--data-dir", str(data_dir)],
+            stdin=stdin,
+            capture_output=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=60,
+        )
+    assert done.returncode == 0
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted(answer["id"] for answer in answers) == [1, 2, 3, 4]
+    assert all("result" in answer for answer in answers)
