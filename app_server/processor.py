@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from app_server import __version__, handshake, wire
-from app_server.connection import REQUEST_BACKLOG, ClientConnection, encode, error_line
+from app_server import handshake, wire
+from app_server.connection import REQUEST_BACKLOG, ClientConnection, error_line
 from app_server.daemon import Daemon, RequestContext
 from app_server.lines import TOO_LARGE, read_lines
 from app_server.logs import configure as configure_logging
 from app_server.logs import get_logger
 from mcp_runtime import MAX_MESSAGE_BYTES
-from protocol.catalog import METHODS, NOTIFICATIONS, RETIRED
+from protocol.catalog import METHODS, RETIRED
 from protocol.jsonrpc import AppError, RequestId, validation_errors
 
 if TYPE_CHECKING:
@@ -36,9 +36,6 @@ READ_PAUSE_BACKLOG = 16 << 20
 """Unsent output past which input is not read until the client reads (its writes then block)."""
 OFF_LOOP_LINE = 256 << 10
 """Lines at least this long are decoded in a worker thread so other connections keep being served."""
-PROTOCOL_VERSION = "2026-11-30"
-_PUBLIC_METHODS = sorted(m for m in METHODS if m != "initialize")
-_NOTIFICATIONS = sorted(NOTIFICATIONS)
 
 
 def _validated_initialize(params: Any) -> tuple[str, str, frozenset[str]]:
@@ -217,7 +214,7 @@ class Processor:
             connection.respond_error(request_id, AppError("methodNotFound", f"unknown method {method[:100]}"))
             return
         if method == "mcpServer/list" and (empty := handshake.empty_server_list(params, self.daemon.data_dir)):
-            connection.send_raw(encode({"jsonrpc": "2.0", "id": request_id, "result": empty}))
+            connection.send_raw(handshake.line({"jsonrpc": "2.0", "id": request_id, "result": empty}))
             return
         configure_logging()
         from app_server.handlers import ROUTES, InlineRoute
@@ -263,15 +260,16 @@ class Processor:
                 return
         name, version, connection.opt_outs = quick
         connection.initialized = True
-        answer = handshake.result(
-            version=__version__,
-            protocol_version=PROTOCOL_VERSION,
-            client=(name, version),
-            data_dir=str(self.daemon.data_dir),
-            methods=_PUBLIC_METHODS,
-            notifications=_NOTIFICATIONS,
-        )
-        connection.send_raw(encode({"jsonrpc": "2.0", "id": request_id, "result": answer}))
+        connection.send_raw(handshake.initialize_line(request_id, (name, version), str(self.daemon.data_dir)))
+
+    def resume(self, client: tuple[str, str, frozenset[str]] | None, initialized: bool) -> None:
+        """Take over a connection whose first lines ``app_server.early`` answered before the event loop ran:
+        ``client`` is what its ``initialize`` gave, ``initialized`` whether the notification came too."""
+        if client is not None:
+            self.connection.initialized = True
+            self.connection.opt_outs = client[2]
+        if initialized:
+            self._handle_notification("initialized", None)
 
     async def _run(self, job: _Job) -> None:
         """The request stays in flight until its answer has been taken by the transport (backpressure)."""

@@ -20,22 +20,36 @@ CHUNK = 1 << 16
 class Transport:
     """Read chunks, write bytes; ``receive`` returns ``b""`` at end of input."""
 
-    def __init__(self, reader: asyncio.StreamReader | None, writer: asyncio.StreamWriter | None) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader | None,
+        writer: asyncio.StreamWriter | None,
+        prefix: bytes = b"",
+        input_ended: bool = False,
+    ) -> None:
         self._reader = reader
         self._writer = writer
+        self._prefix = prefix
+        self._input_ended = input_ended
         self._pending: list[bytes] = []
         self._pending_bytes = 0
 
     @classmethod
-    async def stdio(cls) -> Transport:
-        """stdin/stdout as non-blocking pipes; plain blocking I/O when they are files or terminals."""
+    async def stdio(cls, prefix: bytes = b"", input_ended: bool = False) -> Transport:
+        """stdin/stdout as non-blocking pipes; plain blocking I/O when they are files or terminals.
+
+        ``prefix``: stdin bytes read before the event loop ran (``app_server.early``), received first;
+        ``input_ended``: stdin reached its end then, so it is not read again."""
         loop = asyncio.get_running_loop()
-        reader: asyncio.StreamReader | None = asyncio.StreamReader(limit=CHUNK)
+        reader: asyncio.StreamReader | None = None
         writer: asyncio.StreamWriter | None = None
-        try:
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-        except (ValueError, OSError):
-            reader = None
+        if not input_ended:
+            stream = asyncio.StreamReader(limit=CHUNK)
+            try:
+                await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), sys.stdin.buffer)
+                reader = stream
+            except (ValueError, OSError):
+                pass
         _widen_pipe(sys.stdout.fileno())
         try:
             transport, protocol = await loop.connect_write_pipe(
@@ -44,9 +58,14 @@ class Transport:
             writer = asyncio.StreamWriter(transport, protocol, None, loop)
         except (ValueError, OSError):
             writer = None
-        return cls(reader, writer)
+        return cls(reader, writer, prefix, input_ended)
 
     async def receive(self) -> bytes:
+        if self._prefix:
+            prefix, self._prefix = self._prefix, b""
+            return prefix
+        if self._input_ended:
+            return b""
         if self._reader is not None:
             try:
                 return await self._reader.read(CHUNK)
