@@ -279,7 +279,8 @@ class Processor:
         try:
             with job.scope:
                 line = await self._answer(request_id, method, params, handler)
-                await self._room_for_output()
+                if connection.backlog() > REQUEST_BACKLOG:
+                    await self._room_for_output()
                 connection.send_raw(line)
                 answered = True
                 if len(connection.in_flight) == 1:

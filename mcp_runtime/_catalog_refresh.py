@@ -177,21 +177,22 @@ class CallGate:
 
     def __init__(self) -> None:
         self._in_flight = 0
-        self._idle = anyio.Event()
-        self._idle.set()
+        self._idle: anyio.Event | None = None
+        """Made only while a refresh waits: a call costs a counter, not an event."""
 
     def __enter__(self) -> None:
-        if not self._in_flight:
-            self._idle = anyio.Event()
         self._in_flight += 1
 
     def __exit__(self, *_exc: object) -> None:
         self._in_flight -= 1
-        if not self._in_flight:
+        if not self._in_flight and self._idle is not None:
             self._idle.set()
+            self._idle = None
 
     async def idle(self) -> None:
         while self._in_flight:
+            if self._idle is None:
+                self._idle = anyio.Event()
             await self._idle.wait()
 
 

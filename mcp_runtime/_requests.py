@@ -70,9 +70,9 @@ async def call_tool(
             await list_tools(session)
             return await send(responses, state)
 
-    first = await send_relisting(None, None)
     if not modern:
-        return cast("dict[str, Any]", first)
+        return cast("dict[str, Any]", await send(None, None))
+    first = await send_relisting(None, None)
     return dump(await _sdk_compat.drive_input_required(client, first, send_relisting))
 
 
