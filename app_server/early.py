@@ -1,10 +1,10 @@
 """The first stdio lines, served before the event loop and the daemon's modules are imported (SPEC §8).
 
 A host waits on its sidecar until ``initialize`` is answered, and the daemon's imports (asyncio, anyio, the
-processor chain) take longer than interpreter start-up itself. So the entry point reads stdin with the standard
-library alone and answers a plainly valid ``initialize`` at once (``handshake``, the same bytes the processor
-writes); then, while the main thread imports the rest, a reader thread keeps serving the lines that need no
-import: the ``initialized`` notification (recorded) and ``mcpServer/list`` of a data dir with no store file.
+processor chain) take longer than interpreter start-up itself. So a reader thread serves stdin with the standard
+library alone while the main thread imports the rest: it answers a plainly valid ``initialize`` at once
+(``handshake``, the same bytes the processor writes), records the ``initialized`` notification and answers
+``mcpServer/list`` of a data dir with no store file.
 At the first line it cannot answer that way it stops reading: that line and everything after it go to the
 processor in order (``Transport.stdio``'s prefix), which answers them exactly as it would have. The reader
 waits on stdin and on a wake-up pipe, so the hand-over stops it without it taking a byte meant for the loop.
@@ -137,16 +137,14 @@ class EarlyStdio:
         self._switch_interval = sys.getswitchinterval()
 
     def serve_first(self) -> None:
-        """Main thread: read until ``initialize`` is answered, then serve on in a reader thread; stop at once
-        when the first line is another one, at end of input or on SIGTERM/SIGINT (recorded for the daemon)."""
+        """Serve stdin in a reader thread while the main thread goes on to import the daemon at once (a host
+        that spawns early and initializes later finds it loaded); it stops at the first line it does not
+        answer, at end of input or on SIGTERM/SIGINT (recorded for the daemon)."""
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self._on_signal)
-        while self.client is None and self._read():
-            self._serve_lines()
-        if self.client is not None and self._reading():
-            sys.setswitchinterval(SWITCH_INTERVAL_S)
-            self._thread = threading.Thread(target=self._serve, name="early-stdio", daemon=True)
-            self._thread.start()
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
+        self._thread = threading.Thread(target=self._serve, name="early-stdio", daemon=True)
+        self._thread.start()
 
     def handover(self) -> bytes:
         """Stop serving; the bytes read and not answered, for the processor to read first."""
