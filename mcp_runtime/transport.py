@@ -236,7 +236,11 @@ class StdioTransport:
                         del buffer[: newline + 1]
                         if not line:
                             continue
-                        await writer.send(self.guard.received(line))
+                        message = self.guard.received(line)
+                        try:
+                            writer.send_nowait(message)  # no checkpoint (a loop pass) per reply while there is room
+                        except anyio.WouldBlock:
+                            await writer.send(message)
                     if len(buffer) > MAX_MESSAGE_BYTES:
                         self.fault = AppError(
                             "responseTooLarge",
