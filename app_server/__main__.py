@@ -1,3 +1,3 @@
-from app_server.cli import main
+from app_server.early import launch
 
-raise SystemExit(main())
+raise SystemExit(launch())

@@ -19,6 +19,7 @@ from app_server.logs import get_logger
 
 if TYPE_CHECKING:
     from app_server.daemon import Daemon
+    from app_server.early import EarlyStdio
 
 log = get_logger("app_server")
 SETTLE_S = 1.0
@@ -54,7 +55,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, early: EarlyStdio | None = None) -> int:
+    """``early``: the stdio lines ``app_server.early`` served from this same command line, if it did."""
     args = _parser().parse_args(argv)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from app_server.logs import set_level
@@ -89,15 +91,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"mcp-app-server: --listen refused: {refused}", file=sys.stderr)
             return 2
     env = dict(os.environ)
-    data_dir = (args.data_dir or default_data_dir(env)).expanduser().absolute()
+    if early is not None:
+        data_dir = Path(early.data_dir)  # what its initialize answer named (the same path: a test checks)
+    else:
+        data_dir = (args.data_dir or default_data_dir(env)).expanduser().absolute()
     from mcp_runtime import safe_fs
 
     safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
-    anyio.run(_serve, data_dir, env, listen)
+    anyio.run(_serve, data_dir, env, listen, early)
     return 0
 
 
-async def _serve(data_dir: Path, env: dict[str, str], listen: tuple[Path, socket.socket] | None) -> None:
+async def _serve(
+    data_dir: Path, env: dict[str, str], listen: tuple[Path, socket.socket] | None, early: EarlyStdio | None
+) -> None:
     """Serve until stdin ends or a signal arrives, then stop within 5 s: settle, close MCP, flush."""
     from app_server.connection import ClientConnection
     from app_server.daemon import Daemon
@@ -106,7 +113,9 @@ async def _serve(data_dir: Path, env: dict[str, str], listen: tuple[Path, socket
     from app_server.transport import Transport
 
     daemon = Daemon(data_dir=data_dir, env=env, home=Path(env.get("HOME") or Path.home()))
-    main_processor = Processor(daemon, ClientConnection("stdio", await Transport.stdio()))
+    prefix = early.handover() if early is not None else b""
+    stdio = await Transport.stdio(prefix, input_ended=early is not None and early.ended)
+    main_processor = Processor(daemon, ClientConnection("stdio", stdio))
     processors = {main_processor}
     closing = False
     try:
@@ -114,6 +123,10 @@ async def _serve(data_dir: Path, env: dict[str, str], listen: tuple[Path, socket
             daemon.tasks = tasks
             stop = anyio.Event()
             await tasks.start(_stop_on_signal, stop)
+            if early is not None and early.signalled:
+                stop.set()  # a signal before the loop took them over
+            elif early is not None:
+                main_processor.resume(early.client, early.initialized)
             if listen is not None:
                 path, listener = listen
                 await tasks.start(serve_socket, daemon, listener, path, processors)

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 STORE_FILE = "mcps.json"
 """``mcp_runtime.store.STORE_FILE`` (a test keeps the two equal)."""
+PROTOCOL_VERSION = "2026-11-30"
 
 _PARAMS_KEYS = frozenset({"clientInfo", "capabilities"})
 _CLIENT_KEYS = frozenset({"name", "version", "title"})
@@ -56,14 +59,40 @@ def result(
     }
 
 
-def empty_server_list(params: Any, data_dir: Path) -> dict[str, Any] | None:
+def line(message: dict[str, Any]) -> bytes:
+    """A message line as ``connection.encode`` writes it (compact JSON; lone surrogates escaped). The answers here
+    are written by this one function on both paths (``app_server.early`` and the processor), so they are the same
+    bytes whichever path answers."""
+    try:
+        return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+def initialize_line(request_id: int | str, client: tuple[str, str], data_dir: str) -> bytes:
+    """The ``initialize`` response line (the catalog's names are plain dicts: no model is imported)."""
+    from app_server import __version__
+    from protocol.catalog import METHODS, NOTIFICATIONS
+
+    answer = result(
+        version=__version__,
+        protocol_version=PROTOCOL_VERSION,
+        client=client,
+        data_dir=data_dir,
+        methods=sorted(m for m in METHODS if m != "initialize"),
+        notifications=sorted(NOTIFICATIONS),
+    )
+    return line({"jsonrpc": "2.0", "id": request_id, "result": answer})
+
+
+def empty_server_list(params: Any, data_dir: Path | str) -> dict[str, Any] | None:
     """The ``mcpServer/list`` result when no store file exists and the params are empty, else None.
 
     The store itself treats a missing file as no servers (it never creates it on a read)."""
     if params is not None and params != {}:
         return None
     try:
-        os.lstat(data_dir / STORE_FILE)
+        os.lstat(os.path.join(data_dir, STORE_FILE))
     except FileNotFoundError:
         return {"data": []}
     except OSError:

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from app_server import __version__, handshake, wire
-from app_server.connection import REQUEST_BACKLOG, ClientConnection, encode, error_line
+from app_server import handshake, wire
+from app_server.connection import REQUEST_BACKLOG, ClientConnection, error_line
 from app_server.daemon import Daemon, RequestContext
 from app_server.lines import TOO_LARGE, read_lines
 from app_server.logs import configure as configure_logging
 from app_server.logs import get_logger
 from mcp_runtime import MAX_MESSAGE_BYTES
-from protocol.catalog import METHODS, NOTIFICATIONS, RETIRED
+from protocol.catalog import METHODS, RETIRED
 from protocol.jsonrpc import AppError, RequestId, validation_errors
 
 if TYPE_CHECKING:
@@ -34,9 +36,6 @@ READ_PAUSE_BACKLOG = 16 << 20
 """Unsent output past which input is not read until the client reads (its writes then block)."""
 OFF_LOOP_LINE = 256 << 10
 """Lines at least this long are decoded in a worker thread so other connections keep being served."""
-PROTOCOL_VERSION = "2026-11-30"
-_PUBLIC_METHODS = sorted(m for m in METHODS if m != "initialize")
-_NOTIFICATIONS = sorted(NOTIFICATIONS)
 
 
 def _validated_initialize(params: Any) -> tuple[str, str, frozenset[str]]:
@@ -50,6 +49,54 @@ def _validated_initialize(params: Any) -> tuple[str, str, frozenset[str]]:
     capabilities = parsed.capabilities  # type: ignore[attr-defined]
     opt_outs = frozenset(capabilities.opt_out_notification_methods or []) if capabilities else frozenset()
     return parsed.client_info.name, parsed.client_info.version, opt_outs  # type: ignore[attr-defined]
+
+
+@dataclass(slots=True)
+class _Job:
+    request_id: RequestId
+    method: str
+    params: Any
+    handler: AwaitedHandler
+    scope: anyio.CancelScope
+
+
+@dataclass(slots=True)
+class _Parked:
+    """An idle worker waiting for its next job."""
+
+    woken: anyio.Event = field(default_factory=anyio.Event)
+    job: _Job | None = None
+
+
+class _Workers:
+    """Long-lived tasks in the connection's task group that run its awaited requests.
+
+    Handing a request to a parked worker costs an event; spawning a task per request cost anyio a task handle,
+    an event and a cancel scope (about 40 µs here, a tenth of a fast tool call). Workers are added while every
+    one is busy, so there are never more than the most requests that were in flight at once (``MAX_IN_FLIGHT``).
+    """
+
+    def __init__(self, tasks: anyio.abc.TaskGroup, run: Callable[[_Job], Awaitable[None]]) -> None:
+        self._tasks = tasks
+        self._run = run
+        self._parked: list[_Parked] = []
+
+    def submit(self, job: _Job) -> None:
+        if self._parked:
+            parked = self._parked.pop()
+            parked.job = job
+            parked.woken.set()
+        else:
+            self._tasks.start_soon(self._work, job)
+
+    async def _work(self, job: _Job) -> None:
+        while True:
+            await self._run(job)
+            parked = _Parked()
+            self._parked.append(parked)
+            await parked.woken.wait()
+            assert parked.job is not None
+            job = parked.job
 
 
 class Processor:
@@ -73,13 +120,15 @@ class Processor:
         self.daemon.bus.attach(connection)
         try:
             async with anyio.create_task_group() as tasks:
+                workers = _Workers(tasks, self._run)
                 with self.reading:
                     async for line in read_lines(connection.transport.receive, MAX_MESSAGE_BYTES):
                         if connection.backlog() > READ_PAUSE_BACKLOG:
                             await connection.transport.drain()
-                        await self._handle_line(line, tasks)
+                        await self._handle_line(line, workers)
                 self.input_ended.set()
                 await self._settle()
+                tasks.cancel_scope.cancel()  # the parked workers; every request has answered or been cancelled
             self.settled.set()
             connection.abandon_server_requests()
             with anyio.move_on_after(FLUSH_S):
@@ -106,7 +155,7 @@ class Processor:
         for scope in list(self.connection.in_flight.values()):
             scope.cancel()
 
-    async def _handle_line(self, line: bytes | object, tasks: anyio.abc.TaskGroup) -> None:
+    async def _handle_line(self, line: bytes | object, workers: _Workers) -> None:
         """Answer or dispatch one line; whatever the line holds, the connection keeps serving."""
         connection = self.connection
         if line is TOO_LARGE:
@@ -128,7 +177,7 @@ class Processor:
             elif "id" not in message:
                 self._handle_notification(message["method"], message.get("params"))
             else:
-                self._handle_request(message["id"], message["method"], message.get("params"), tasks, len(line))
+                self._handle_request(message["id"], message["method"], message.get("params"), workers, len(line))
         except wire.Rejected as rejected:
             connection.respond_error(rejected.request_id, rejected.error)
         except Exception as exc:
@@ -145,7 +194,7 @@ class Processor:
                 scope.cancel()
 
     def _handle_request(
-        self, request_id: RequestId, method: str, params: Any, tasks: anyio.abc.TaskGroup, size: int
+        self, request_id: RequestId, method: str, params: Any, workers: _Workers, size: int
     ) -> None:
         connection = self.connection
         if method == "initialize":
@@ -165,7 +214,7 @@ class Processor:
             connection.respond_error(request_id, AppError("methodNotFound", f"unknown method {method[:100]}"))
             return
         if method == "mcpServer/list" and (empty := handshake.empty_server_list(params, self.daemon.data_dir)):
-            connection.send_raw(encode({"jsonrpc": "2.0", "id": request_id, "result": empty}))
+            connection.send_raw(handshake.line({"jsonrpc": "2.0", "id": request_id, "result": empty}))
             return
         configure_logging()
         from app_server.handlers import ROUTES, InlineRoute
@@ -183,7 +232,7 @@ class Processor:
         scope = connection.in_flight[request_id] = anyio.CancelScope()
         self._in_flight_sizes[request_id] = size
         self._in_flight_bytes += size
-        tasks.start_soon(self._run, request_id, method, params, route.handler, scope)
+        workers.submit(_Job(request_id, method, params, route.handler, scope))
 
     def _run_inline(self, request_id: RequestId, method: str, params: Any, handler: InlineHandler) -> None:
         """Handlers that never wait (store and cached-state reads) answer without a task switch."""
@@ -211,28 +260,31 @@ class Processor:
                 return
         name, version, connection.opt_outs = quick
         connection.initialized = True
-        answer = handshake.result(
-            version=__version__,
-            protocol_version=PROTOCOL_VERSION,
-            client=(name, version),
-            data_dir=str(self.daemon.data_dir),
-            methods=_PUBLIC_METHODS,
-            notifications=_NOTIFICATIONS,
-        )
-        connection.send_raw(encode({"jsonrpc": "2.0", "id": request_id, "result": answer}))
+        connection.send_raw(handshake.initialize_line(request_id, (name, version), str(self.daemon.data_dir)))
 
-    async def _run(
-        self, request_id: RequestId, method: str, params: Any, handler: AwaitedHandler, scope: anyio.CancelScope
-    ) -> None:
+    def resume(self, client: tuple[str, str, frozenset[str]] | None, initialized: bool) -> None:
+        """Take over a connection whose first lines ``app_server.early`` answered before the event loop ran:
+        ``client`` is what its ``initialize`` gave, ``initialized`` whether the notification came too."""
+        if client is not None:
+            self.connection.initialized = True
+            self.connection.opt_outs = client[2]
+        if initialized:
+            self._handle_notification("initialized", None)
+
+    async def _run(self, job: _Job) -> None:
         """The request stays in flight until its answer has been taken by the transport (backpressure)."""
         connection = self.connection
+        request_id, method, params, handler = job.request_id, job.method, job.params, job.handler
         answered = False
         try:
-            with scope:
+            with job.scope:
                 line = await self._answer(request_id, method, params, handler)
-                await self._room_for_output()
+                if connection.backlog() > REQUEST_BACKLOG:
+                    await self._room_for_output()
                 connection.send_raw(line)
                 answered = True
+                if len(connection.in_flight) == 1:
+                    connection.transport.push()  # the only request in flight: no other answer to share a write with
                 await connection.transport.drain()
         finally:
             if not answered:

@@ -20,22 +20,36 @@ CHUNK = 1 << 16
 class Transport:
     """Read chunks, write bytes; ``receive`` returns ``b""`` at end of input."""
 
-    def __init__(self, reader: asyncio.StreamReader | None, writer: asyncio.StreamWriter | None) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader | None,
+        writer: asyncio.StreamWriter | None,
+        prefix: bytes = b"",
+        input_ended: bool = False,
+    ) -> None:
         self._reader = reader
         self._writer = writer
+        self._prefix = prefix
+        self._input_ended = input_ended
         self._pending: list[bytes] = []
         self._pending_bytes = 0
 
     @classmethod
-    async def stdio(cls) -> Transport:
-        """stdin/stdout as non-blocking pipes; plain blocking I/O when they are files or terminals."""
+    async def stdio(cls, prefix: bytes = b"", input_ended: bool = False) -> Transport:
+        """stdin/stdout as non-blocking pipes; plain blocking I/O when they are files or terminals.
+
+        ``prefix``: stdin bytes read before the event loop ran (``app_server.early``), received first;
+        ``input_ended``: stdin reached its end then, so it is not read again."""
         loop = asyncio.get_running_loop()
-        reader: asyncio.StreamReader | None = asyncio.StreamReader(limit=CHUNK)
+        reader: asyncio.StreamReader | None = None
         writer: asyncio.StreamWriter | None = None
-        try:
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-        except (ValueError, OSError):
-            reader = None
+        if not input_ended:
+            stream = asyncio.StreamReader(limit=CHUNK)
+            try:
+                await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), sys.stdin.buffer)
+                reader = stream
+            except (ValueError, OSError):
+                pass
         _widen_pipe(sys.stdout.fileno())
         try:
             transport, protocol = await loop.connect_write_pipe(
@@ -44,9 +58,14 @@ class Transport:
             writer = asyncio.StreamWriter(transport, protocol, None, loop)
         except (ValueError, OSError):
             writer = None
-        return cls(reader, writer)
+        return cls(reader, writer, prefix, input_ended)
 
     async def receive(self) -> bytes:
+        if self._prefix:
+            prefix, self._prefix = self._prefix, b""
+            return prefix
+        if self._input_ended:
+            return b""
         if self._reader is not None:
             try:
                 return await self._reader.read(CHUNK)
@@ -63,6 +82,10 @@ class Transport:
             self._pending.append(data)
             self._pending_bytes += len(data)
 
+    def push(self) -> None:
+        """Write what is queued now instead of at the end of this loop pass (nothing else is coming)."""
+        self._write_pending()
+
     def _write_pending(self) -> None:
         """One write for everything queued in this pass of the loop."""
         data = b"".join(self._pending)
@@ -78,19 +101,29 @@ class Transport:
         return self._pending_bytes + self._writer.transport.get_write_buffer_size()
 
     async def drain(self) -> None:
-        """Wait while the write buffer is above its high-water mark."""
+        """Wait while the write buffer is above its high-water mark.
+
+        Below it nothing is written here: the writes of this loop pass leave together at its end (answers
+        that finish in one pass share one system call instead of one each)."""
+        if self._writer is None or self._writer.is_closing():
+            return
+        if self.buffered() <= self._writer.transport.get_write_buffer_limits()[1]:
+            return
+        await self._drain_now()
+
+    async def _drain_now(self) -> None:
+        assert self._writer is not None
         self._write_pending()
-        if self._writer is not None and not self._writer.is_closing():
-            try:
-                await self._writer.drain()
-            except ConnectionError:
-                pass
+        try:
+            await self._writer.drain()
+        except ConnectionError:
+            pass
 
     async def flush(self) -> None:
         """Wait until every written byte has been taken by the peer (callers bound the wait)."""
         if self._writer is not None and not self._writer.is_closing():
             self._writer.transport.set_write_buffer_limits(high=0)
-            await self.drain()
+            await self._drain_now()
 
     async def aclose(self) -> None:
         """Close; whatever the peer has not taken by now is discarded (it stopped reading)."""

@@ -29,6 +29,7 @@ WARMUP = 50
 LATENCY_BUDGET = 1.1
 CPU_BUDGET_US = 700.0
 THROUGHPUT_BUDGET = 1500.0
+ROUNDS = 3
 
 
 def _call_line(request_id: int, thread_id: str, argument: str) -> bytes:
@@ -36,28 +37,51 @@ def _call_line(request_id: int, thread_id: str, argument: str) -> bytes:
     return encode(request_id, "mcpServer/tool/call", params)
 
 
-def _sequential(pipe: JsonPipe, thread_id: str, argument: str, calls: int) -> tuple[list[float], float]:
-    """Median-able latencies, and the process's CPU seconds per call over the measured calls."""
-    samples: list[float] = []
-    for i in range(WARMUP):
-        pipe.write(_call_line(i, thread_id, argument))
-        pipe.response(i)
-    cpu = pipe.cpu_seconds()
-    for i in range(WARMUP, WARMUP + calls):
-        line = _call_line(i, thread_id, argument)
+class _Side:
+    """One process under test (the floor or the daemon) with a thread whose server is ready."""
+
+    def __init__(self, command: list[str], server: str) -> None:
+        server_command, self.argument = SERVERS[server]
+        self.pipe = JsonPipe(command)
+        self.pipe.initialize()
+        config = {"command": server_command[0], "args": server_command[1:]}
+        thread = self.pipe.request("t", "thread/start", {"mcpServers": {"fx": config}})
+        self.thread_id = thread.get("thread", {}).get("id", "floor")
+        for i in range(-WARMUP, 0):  # the first waits for the server to be ready
+            self.call(i)
+        self.samples: list[float] = []
+        self.cpu = 0.0
+        self.pipelined_s = 0.0
+        self.pipelined_cpu = 0.0
+        self.pipelined_calls = 0
+
+    def call(self, request_id: int) -> float:
+        line = _call_line(request_id, self.thread_id, self.argument)
         started = time.perf_counter()
-        pipe.write(line)
-        pipe.response(i)
-        samples.append(time.perf_counter() - started)
-    return samples, (pipe.cpu_seconds() - cpu) / calls
+        self.pipe.write(line)
+        self.pipe.response(request_id)
+        return time.perf_counter() - started
 
 
-def _pipelined(pipe: JsonPipe, thread_id: str, argument: str, calls: int, window: int) -> float:
-    """Calls per second with ``window`` calls in flight (the daemon admits 256 per connection)."""
-    base = 1_000_000
-    started = time.perf_counter()
+def _paired(sides: list[_Side], calls: int) -> None:
+    """Sequential calls, alternating between the sides call by call, so that both meet the same machine
+    (this box's speed drifts by tens of percent within a minute); CPU is read over the same window."""
+    cpu = [side.pipe.cpu_seconds() for side in sides]
+    for i in range(calls):
+        for side in sides:
+            side.samples.append(side.call(i))
+    for side, before in zip(sides, cpu, strict=True):
+        side.cpu = (side.pipe.cpu_seconds() - before) / calls
+
+
+def _pipelined(side: _Side, calls: int, window: int) -> None:
+    """``calls`` calls with ``window`` in flight (the daemon admits 256 per connection); adds to the side's
+    total pipelined time."""
+    pipe = side.pipe
+    base = 1_000_000 + side.pipelined_calls
+    started, cpu = time.perf_counter(), pipe.cpu_seconds()
     first = min(window, calls)
-    pipe.write(b"".join(_call_line(base + i, thread_id, argument) for i in range(first)))
+    pipe.write(b"".join(_call_line(base + i, side.thread_id, side.argument) for i in range(first)))
     sent, answered = first, 0
     while answered < calls:
         message = json.loads(pipe.stdout.readline())
@@ -67,23 +91,26 @@ def _pipelined(pipe: JsonPipe, thread_id: str, argument: str, calls: int, window
             raise RuntimeError(f"pipelined call failed: {message['error']}")
         answered += 1
         if sent < calls:
-            pipe.write(_call_line(base + sent, thread_id, argument))
+            pipe.write(_call_line(base + sent, side.thread_id, side.argument))
             sent += 1
-    return calls / (time.perf_counter() - started)
+    side.pipelined_s += time.perf_counter() - started
+    side.pipelined_cpu += pipe.cpu_seconds() - cpu
+    side.pipelined_calls += calls
 
 
-def through(command: list[str], server: str, calls: int, pipelined: int, window: int) -> dict[str, float]:
-    server_command, argument = SERVERS[server]
-    with JsonPipe(command) as pipe:
-        pipe.initialize()
-        config = {"command": server_command[0], "args": server_command[1:]}
-        thread = pipe.request("t", "thread/start", {"mcpServers": {"fx": config}})
-        thread_id = thread.get("thread", {}).get("id", "floor")
-        pipe.write(_call_line(-1, thread_id, argument))  # waits for the server to be ready
-        pipe.response(-1)
-        samples, cpu = _sequential(pipe, thread_id, argument, calls)
-        throughput = _pipelined(pipe, thread_id, argument, pipelined, window)
-    return {"median_us": statistics.median(samples) * 1e6, "cpu_us": cpu * 1e6, "calls_per_s": throughput}
+def through_both(commands: list[list[str]], server: str, calls: int, pipelined: int, window: int) -> list[_Side]:
+    """The floor and the daemon measured side by side: paired sequential calls, then pipelined rounds taken
+    in turns (ROUNDS each), so that a drift of the machine's speed hits both alike."""
+    sides = [_Side(command, server) for command in commands]
+    try:
+        _paired(sides, calls)
+        for _ in range(ROUNDS):
+            for side in sides:
+                _pipelined(side, pipelined // ROUNDS, window)
+    finally:
+        for side in sides:
+            side.pipe.close()
+    return sides
 
 
 def direct_sdk(server: str, calls: int, pipelined: int, window: int) -> dict[str, float]:
@@ -121,24 +148,27 @@ def direct_sdk(server: str, calls: int, pipelined: int, window: int) -> dict[str
 def measure(server: str, calls: int, pipelined: int, window: int) -> dict[str, Any]:
     direct = direct_sdk(server, calls, pipelined, window)
     floor_command = [sys.executable, str(ROOT / "bench" / "frontend_floor.py"), "--", *SERVERS[server][0]]
-    floor = through(floor_command, server, calls, pipelined, window)
     with tempfile.TemporaryDirectory() as data_dir:
-        daemon = through(daemon_command(data_dir), server, calls, pipelined, window)
+        floor, daemon = through_both([floor_command, daemon_command(data_dir)], server, calls, pipelined, window)
+    daemon_median = statistics.median(daemon.samples) * 1e6
+    floor_median = statistics.median(floor.samples) * 1e6
     return {
         "server": server,
         "calls": calls,
-        "daemon_median_us": round(daemon["median_us"], 1),
-        "floor_median_us": round(floor["median_us"], 1),
+        "daemon_median_us": round(daemon_median, 1),
+        "floor_median_us": round(floor_median, 1),
         "direct_sdk_median_us": round(direct["median_us"], 1),
-        "floor_ratio": round(daemon["median_us"] / floor["median_us"], 2),
+        "floor_ratio": round(daemon_median / floor_median, 2),
         "floor_budget_ratio": LATENCY_BUDGET,
-        "direct_ratio": round(daemon["median_us"] / direct["median_us"], 2),
-        "daemon_cpu_us": round(daemon["cpu_us"], 1),
-        "floor_cpu_us": round(floor["cpu_us"], 1),
+        "direct_ratio": round(daemon_median / direct["median_us"], 2),
+        "daemon_cpu_us": round(daemon.cpu * 1e6, 1),
+        "floor_cpu_us": round(floor.cpu * 1e6, 1),
         "cpu_budget_us": CPU_BUDGET_US,
         "pipelined_window": window,
-        "daemon_calls_per_s": round(daemon["calls_per_s"]),
-        "floor_calls_per_s": round(floor["calls_per_s"]),
+        "daemon_pipelined_cpu_us": round(daemon.pipelined_cpu / daemon.pipelined_calls * 1e6, 1),
+        "floor_pipelined_cpu_us": round(floor.pipelined_cpu / floor.pipelined_calls * 1e6, 1),
+        "daemon_calls_per_s": round(daemon.pipelined_calls / daemon.pipelined_s),
+        "floor_calls_per_s": round(floor.pipelined_calls / floor.pipelined_s),
         "direct_sdk_calls_per_s": round(direct["calls_per_s"]),
         "throughput_budget_calls_per_s": THROUGHPUT_BUDGET,
     }
@@ -160,7 +190,8 @@ def main() -> None:
           f"direct SDK {r['direct_sdk_median_us']:7.1f} µs   ratio to floor {r['floor_ratio']} "
           f"(budget ≤ {LATENCY_BUDGET})")
     print(f"CPU per call       daemon {r['daemon_cpu_us']:7.1f} µs   floor {r['floor_cpu_us']:7.1f} µs   "
-          f"(budget ≤ {CPU_BUDGET_US:.0f} µs)")
+          f"(budget ≤ {CPU_BUDGET_US:.0f} µs); {args.window} in flight: daemon {r['daemon_pipelined_cpu_us']} µs, "
+          f"floor {r['floor_pipelined_cpu_us']} µs")
     print(f"{args.window} in flight     daemon {r['daemon_calls_per_s']} calls/s   floor {r['floor_calls_per_s']}   "
           f"direct SDK {r['direct_sdk_calls_per_s']} (budget ≥ {THROUGHPUT_BUDGET:.0f})")
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Awaitable, Callable
+import weakref
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -23,6 +24,7 @@ from protocol.server import McpTool
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
+    from pydantic import TypeAdapter
 
 log = structlog.get_logger("mcp_runtime.catalog_refresh")
 
@@ -51,28 +53,67 @@ def _schema_problem(text: str) -> str | None:
     return None
 
 
-def validate_tools(server: str, tools: list[dict[str, Any]]) -> list[McpTool]:
-    """SPEC §5 limits and names (the catalog module decides names); any violation fails the registration."""
-    if len(tools) > MAX_TOOLS_PER_SERVER:
-        raise AppError(
-            "tooManyTools", f"server lists {len(tools)} tools (max {MAX_TOOLS_PER_SERVER})", limit=MAX_TOOLS_PER_SERVER
-        )
-    size = len(json.dumps(tools, separators=(",", ":")).encode())
-    if size > MAX_CATALOG_BYTES:
-        raise AppError(
-            "catalogTooLarge", f"tool catalog is {size} bytes (max {MAX_CATALOG_BYTES})", limit=MAX_CATALOG_BYTES
-        )
-    check_tool_names(server, [str(raw.get("name", "")) for raw in tools])
-    for raw in tools:
-        for key in ("inputSchema", "outputSchema"):
-            schema = raw.get(key)
+def _schemas_problem(tools: Iterable[tuple[str, Any, Any]]) -> None:
+    """Each tool's input schema and (when present) output schema must be a valid JSON Schema."""
+    for name, input_schema, output_schema in tools:
+        for key, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
             if schema is None and key == "outputSchema":
                 continue
             problem = _schema_problem(json.dumps(schema, sort_keys=True))
             if problem is not None:
-                name = raw.get("name")
                 raise AppError("startupFailed", f"tool {name} has an invalid {key}: {problem}", tool=name)
+
+
+def _check_limits(count: int, size: int) -> None:
+    if count > MAX_TOOLS_PER_SERVER:
+        raise AppError(
+            "tooManyTools", f"server lists {count} tools (max {MAX_TOOLS_PER_SERVER})", limit=MAX_TOOLS_PER_SERVER
+        )
+    if size > MAX_CATALOG_BYTES:
+        raise AppError(
+            "catalogTooLarge", f"tool catalog is {size} bytes (max {MAX_CATALOG_BYTES})", limit=MAX_CATALOG_BYTES
+        )
+
+
+def validate_tools(server: str, tools: list[dict[str, Any]]) -> list[McpTool]:
+    """SPEC §5 limits and names (the catalog module decides names); any violation fails the registration."""
+    _check_limits(len(tools), len(json.dumps(tools, separators=(",", ":")).encode()))
+    check_tool_names(server, [str(raw.get("name", "")) for raw in tools])
+    _schemas_problem((raw.get("name"), raw.get("inputSchema"), raw.get("outputSchema")) for raw in tools)
     return [McpTool.model_validate(raw) for raw in tools]
+
+
+class ToolList(list[McpTool]):
+    """A validated tool list, shared by every session that listed exactly the same tools; never mutated."""
+
+
+_VALIDATED: weakref.WeakValueDictionary[bytes, ToolList] = weakref.WeakValueDictionary()
+"""Validated lists by their JSON while some session holds them: servers list the same tools on every connect
+(restarts, threads, several names for one server), so the schema checks and models are made once."""
+
+
+@functools.cache
+def _adapters() -> tuple[TypeAdapter[list[Any]], TypeAdapter[list[McpTool]]]:
+    from mcp_types import Tool
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(list[Tool]), TypeAdapter(list[McpTool])
+
+
+def validate_sdk_tools(server: str, tools: list[Any]) -> list[McpTool]:
+    """:func:`validate_tools` for the SDK's tool models: one JSON dump sizes the list and keys the shared copy."""
+    sdk, ours = _adapters()
+    try:
+        text = sdk.dump_json(tools, by_alias=True, exclude_none=True)
+    except ValueError:  # text that is not valid Unicode (lone surrogates): the plain path escapes it
+        return validate_tools(server, [dump(tool) for tool in tools])
+    _check_limits(len(tools), len(text))
+    check_tool_names(server, [tool.name for tool in tools])
+    shared = _VALIDATED.get(text)
+    if shared is None:
+        _schemas_problem((tool.name, tool.input_schema, tool.output_schema) for tool in tools)
+        shared = _VALIDATED[text] = ToolList(ours.validate_json(text))
+    return shared
 
 
 async def pages(fetch: Callable[[str | None], Awaitable[Any]], attr: str, limit: int | None) -> list[Any]:
@@ -119,8 +160,8 @@ async def fetch_catalog(session: ClientSession, server: str, kinds: set[str] | f
 
     result: dict[str, Any] = {}
     if "tools" in kinds:
-        tools = [dump(tool) for tool in await list_tools(session)] if caps.tools is not None else []
-        result["tools"] = validate_tools(server, tools)
+        tools = await list_tools(session) if caps.tools is not None else []
+        result["tools"] = validate_sdk_tools(server, tools)
     if "prompts" in kinds and caps.prompts is not None:
         result["prompts"] = await optional(lambda c: session.list_prompts(params=_params(c)), "prompts")
     if "resources" in kinds and caps.resources is not None:
@@ -136,21 +177,22 @@ class CallGate:
 
     def __init__(self) -> None:
         self._in_flight = 0
-        self._idle = anyio.Event()
-        self._idle.set()
+        self._idle: anyio.Event | None = None
+        """Made only while a refresh waits: a call costs a counter, not an event."""
 
     def __enter__(self) -> None:
-        if not self._in_flight:
-            self._idle = anyio.Event()
         self._in_flight += 1
 
     def __exit__(self, *_exc: object) -> None:
         self._in_flight -= 1
-        if not self._in_flight:
+        if not self._in_flight and self._idle is not None:
             self._idle.set()
+            self._idle = None
 
     async def idle(self) -> None:
         while self._in_flight:
+            if self._idle is None:
+                self._idle = anyio.Event()
             await self._idle.wait()
 
 

@@ -7,6 +7,7 @@ one with empty capabilities.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -87,6 +88,11 @@ async def handshake(client: Client, server: str, config: McpServerConfig, elicit
 
 
 def is_modern(protocol_version: str | None) -> bool:
+    return protocol_version in _modern_versions()
+
+
+@functools.cache
+def _modern_versions() -> frozenset[str]:
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-    return protocol_version in MODERN_PROTOCOL_VERSIONS
+    return frozenset(MODERN_PROTOCOL_VERSIONS)

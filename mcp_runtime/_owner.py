@@ -34,8 +34,9 @@ from protocol.tool import ToolView
 
 
 def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Row keys compare by identity (configs, slots, states, errors) and by value for flags and auth."""
-    return all(x is y or (isinstance(x, str | bool) and x == y) for x, y in zip(a, b, strict=True))
+    """Row keys compare by value for auth and flags, then by identity (config, slot, state, error): a slot's state
+    is replaced as a whole on every change, and comparing their contents would cost more than rebuilding."""
+    return a[:3] == b[:3] and a[3] is b[3] and a[4] is b[4] and a[5] is b[5] and a[6] is b[6]
 
 
 def _encoded(row: ServerStatus) -> bytes:
@@ -57,8 +58,12 @@ class SlotOwner(ABC):
         self._data_dir = data_dir
         self._spawner = spawner
         self.catalog = CatalogCache()
-        self._rows: dict[str, tuple[tuple[Any, ...], ServerStatus, bytes | None]] = {}
+        self._rows: dict[str, tuple[tuple[Any, ...], ServerStatus, bytes | memoryview | None]] = {}
         self._auth: dict[str, tuple[McpServerConfig, tuple[int, ...] | None, AuthStatus]] = {}
+        self._credentials = os.fspath(data_dir / CREDENTIALS_FILE)
+        self._listing: tuple[tuple[int, ...] | None] | None = None
+        """While a listing is built: the credentials stamp it read once for all its rows."""
+        self._answer: tuple[tuple[ServerStatus, ...], bytes, bytes] | None = None
 
     # ------------------------------------------------------------------ hooks
 
@@ -87,7 +92,41 @@ class SlotOwner(ABC):
         if name is not None:
             self.status(name)
         await self._settled(name)
-        return [self.status(name)] if name is not None else self.statuses()
+        if name is not None:
+            return [self.status(name)]
+        self._listing = (self._credentials_stamp(),)  # one stat for every row of this listing
+        try:
+            return self.statuses()
+        finally:
+            self._listing = None
+
+    def statuses_json(self, rows: list[ServerStatus], tail: bytes) -> bytes:
+        """``{"data":[<rows>]<tail>`` from the rows' cached JSON (``tail`` closes the array and the object).
+
+        The last answer is kept and returned again while every row is the very same object: a row is rebuilt
+        whenever its server's state, tools, config or auth change, so an unchanged list of rows means an
+        unchanged answer (the kept rows stay alive, so their identities cannot be reused by new rows). The
+        rows' cached JSON then points into the answer, so keeping it costs no second copy.
+        """
+        kept = self._answer
+        if kept is not None and kept[1] == tail and len(kept[0]) == len(rows):
+            if all(a is b for a, b in zip(kept[0], rows, strict=True)):
+                return kept[2]
+        head = b'{"data":['
+        encoded = [self.row_json(row) for row in rows]
+        parts: list[bytes | memoryview] = [head]
+        for index, text in enumerate(encoded):
+            parts += (b",", text) if index else (text,)
+        parts.append(tail)
+        body = b"".join(parts)
+        self._answer = (tuple(rows), tail, body)
+        view, offset = memoryview(body), len(head)
+        for row, text in zip(rows, encoded, strict=True):
+            cached = self._rows.get(row.name)
+            if cached is not None and cached[1] is row:
+                self._rows[row.name] = (cached[0], row, view[offset : offset + len(text)])
+            offset += len(text) + 1
+        return body
 
     def tool_filters(self) -> tuple[list[str] | None, list[str] | None]:
         """The owner's ``allowedTools`` / ``disabledTools`` globs on full tool names (none for management)."""
@@ -169,7 +208,7 @@ class SlotOwner(ABC):
         state is replaced as a whole on every change, so its identity stands for its content).
         """
         auth = self._auth_status(name, config)
-        key = (auth, config, slot, None if slot is None else slot.state, error, starting, disabled)
+        key = (auth, starting, disabled, config, slot, None if slot is None else slot.state, error)
         cached = self._rows.get(name)
         if cached is not None and _same(cached[0], key):
             return cached[1]
@@ -179,11 +218,7 @@ class SlotOwner(ABC):
 
     def _auth_status(self, name: str, config: McpServerConfig) -> AuthStatus:
         """``auth_status``, re-read only when the config or the credentials file changed (it reads that file)."""
-        try:
-            found = os.stat(self._data_dir / CREDENTIALS_FILE)
-            stamp: tuple[int, ...] | None = (found.st_ino, found.st_mtime_ns, found.st_size)
-        except OSError:
-            stamp = None
+        stamp = self._credentials_stamp() if self._listing is None else self._listing[0]
         cached = self._auth.get(name)
         if cached is not None and cached[0] is config and cached[1] == stamp:
             return cached[2]
@@ -191,12 +226,20 @@ class SlotOwner(ABC):
         self._auth[name] = (config, stamp, status)
         return status
 
+    def _credentials_stamp(self) -> tuple[int, ...] | None:
+        """What identifies the credentials file's content (another process may log in), None when absent."""
+        try:
+            found = os.stat(self._credentials)
+        except OSError:
+            return None
+        return (found.st_ino, found.st_mtime_ns, found.st_size)
+
     def _forget_row(self, name: str) -> None:
         """A deleted server: its cached row (and the slot it holds on to) goes with it."""
         self._rows.pop(name, None)
         self._auth.pop(name, None)
 
-    def row_json(self, row: ServerStatus) -> bytes:
+    def row_json(self, row: ServerStatus) -> bytes | memoryview:
         """The compact JSON of a row :meth:`_row` returned (encoded once, kept with it), else encoded now."""
         cached = self._rows.get(row.name)
         if cached is None or cached[1] is not row:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 
@@ -44,7 +44,10 @@ async def call_tool(
         message = f"the arguments of {name} hold a number JSON cannot carry"
         raise AppError("invalidArguments", message, errors=problems, tool=name)
     session = client.session
-    adapter = _sdk_compat.call_result_adapter()
+    # A 2025-era result is already checked by the session against its protocol version's schema: it is taken
+    # as the dict it arrived as, not built into a model and dumped back. Only the 2026 era has input-required
+    # rounds, which need the typed union.
+    adapter = _sdk_compat.call_result_adapter() if modern else _sdk_compat.checked_result_adapter()
 
     async def send(responses: types.InputResponses | None, state: str | None) -> Any:
         request = types.CallToolRequest(
@@ -67,6 +70,8 @@ async def call_tool(
             await list_tools(session)
             return await send(responses, state)
 
+    if not modern:
+        return cast("dict[str, Any]", await send(None, None))
     first = await send_relisting(None, None)
     return dump(await _sdk_compat.drive_input_required(client, first, send_relisting))
 

@@ -104,6 +104,15 @@ def call_result_adapter() -> Any:
     return TypeAdapter(types.CallToolResult | types.InputRequiredResult)
 
 
+@functools.cache
+def checked_result_adapter() -> Any:
+    """For results the session has already validated against the negotiated version (``send_request`` runs
+    ``validate_server_result`` first): passes the plain dict through."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(dict[str, Any])
+
+
 HTTP_PARSE_FAILURES = ("Failed to parse JSON response: ", "Failed to parse SSE message: ")
 """How the SDK's Streamable HTTP transport words the error (code -32700) it puts in place of a reply it cannot
 parse. It keeps the request's id, so the call already fails at once; only this text tells it from a server's

@@ -9,8 +9,10 @@ without such an id) is skipped and counted; the connection keeps working.
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import structlog
 
@@ -43,6 +45,27 @@ def note_skipped(skipped: SkippedLine, server: str) -> None:
         log.warning("skipped unusable lines from the server", server=server, skippedLines=skipped.count)
 
 
+class _Sdk(NamedTuple):
+    coerce_request_id: Callable[[Any], Any]
+    session_message: Any
+    request: type
+    notification: type
+    answers: tuple[type, ...]
+    message_adapter: Any
+
+
+@functools.cache
+def _sdk() -> _Sdk:
+    """The SDK names used per message, looked up once (the module itself loads before the SDK does)."""
+    from mcp.shared.dispatcher import coerce_request_id
+    from mcp.shared.message import SessionMessage
+    from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, jsonrpc_message_adapter
+
+    answers = (JSONRPCResponse, JSONRPCError)
+    adapter = jsonrpc_message_adapter
+    return _Sdk(coerce_request_id, SessionMessage, JSONRPCRequest, JSONRPCNotification, answers, adapter)
+
+
 class UpstreamGuard:
     """Per connection: the ids of our requests in flight, and the count of skipped lines."""
 
@@ -52,31 +75,26 @@ class UpstreamGuard:
 
     def sent(self, message: Any) -> None:
         """Note an outgoing message: a request is in flight until answered or cancelled."""
-        from mcp.shared.dispatcher import coerce_request_id
-        from mcp_types import JSONRPCNotification, JSONRPCRequest
-
-        if isinstance(message, JSONRPCRequest):
+        sdk = _sdk()
+        if isinstance(message, sdk.request):
             if len(self._in_flight) >= MAX_TRACKED:
                 del self._in_flight[next(iter(self._in_flight))]
-            self._in_flight[coerce_request_id(message.id)] = None
-        elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            self._in_flight[sdk.coerce_request_id(message.id)] = None
+        elif isinstance(message, sdk.notification) and message.method == "notifications/cancelled":
             request_id = (message.params or {}).get("requestId")
             if isinstance(request_id, int | str):
-                self._in_flight.pop(coerce_request_id(request_id), None)
+                self._in_flight.pop(sdk.coerce_request_id(request_id), None)
 
     def received(self, line: bytes) -> SessionMessage | Exception:
         """What the session gets for one stdout line: the message, an error for its call, or a skip."""
-        from mcp.shared.dispatcher import coerce_request_id
-        from mcp.shared.message import SessionMessage
-        from mcp_types import JSONRPCError, JSONRPCResponse, jsonrpc_message_adapter
-
+        sdk = _sdk()
         try:
-            message = jsonrpc_message_adapter.validate_json(line, by_name=False)
+            message = sdk.message_adapter.validate_json(line, by_name=False)
         except ValueError as exc:
             return self._malformed(line, exc)
-        if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
-            self._in_flight.pop(coerce_request_id(message.id), None)
-        return SessionMessage(message)
+        if isinstance(message, sdk.answers) and message.id is not None:
+            self._in_flight.pop(sdk.coerce_request_id(message.id), None)
+        return sdk.session_message(message)
 
     def _skip(self) -> SkippedLine:
         self.skipped += 1

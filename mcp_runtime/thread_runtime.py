@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import orjson
 
 from mcp_runtime import _elicitation
 from mcp_runtime._elicitation import AskCallback, Call
@@ -42,7 +43,15 @@ __all__ = ["AskCallback", "McpThreadRuntime"]
 
 def _encode(result: dict[str, Any]) -> bytes:
     """Compact JSON of a tool result, as pydantic would write it: NaN and ±Infinity (a server can send them)
-    become ``null``, and text that is not valid Unicode (a lone surrogate) is escaped."""
+    become ``null``, and text that is not valid Unicode (a lone surrogate) is escaped.
+
+    orjson writes a result about ten times faster than ``json`` (a 1 MiB result: ~1 ms instead of ~10) and
+    turns non-finite numbers into ``null`` itself; what it refuses (lone surrogates, integers past 64 bits)
+    takes the ``json`` path."""
+    try:
+        return orjson.dumps(result)
+    except TypeError:
+        pass
     try:
         return json.dumps(result, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
     except ValueError:  # UnicodeEncodeError included
@@ -113,6 +122,8 @@ class McpThreadRuntime(SlotOwner):
         self._disabled = list(disabled_tools) if disabled_tools else None
         self._record_fact = record_fact
         self._specs: dict[tuple[str, str], _ToolSpec] = {}
+        self._listed: dict[str, tuple[Sequence[McpTool], dict[str, McpTool]]] = {}
+        """Per server: its current tool list and that list by name (rebuilt when the slot lists anew)."""
         self._closed = False
 
     # ------------------------------------------------------------- lifecycle
@@ -250,7 +261,11 @@ class McpThreadRuntime(SlotOwner):
 
         Decisions and compiled validators are cached per listed tool object: a refresh replaces the objects.
         """
-        listed = next((t for t in slot.tools if t.name == tool), None)
+        tools = slot.tools
+        index = self._listed.get(name)
+        if index is None or index[0] is not tools:
+            index = self._listed[name] = (tools, {t.name: t for t in reversed(tools)})
+        listed = index[1].get(tool)
         if listed is None:
             raise AppError("unknownTool", f"server {name} has no tool {tool}", server=name, tool=tool)
         key = (name, tool)

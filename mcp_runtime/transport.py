@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
+from mcp_runtime._stdin import StdinStream, stdin_writer
 from mcp_runtime._upstream_guard import REASON_MARKER, UpstreamGuard
 from mcp_runtime.config import REDACTED, policy
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
@@ -129,8 +130,9 @@ def child_environment(config: StdioServerConfig, env: Mapping[str, str]) -> dict
     return result
 
 
-_WRITE_BATCH = 64
-"""At most this many queued messages go to a server's stdin in one write."""
+_STREAM_BUFFER = 16
+"""Replies queued between stdout and the session: a chunk holding many is handed over without a task switch
+per line."""
 
 
 class StdioTransport:
@@ -200,12 +202,11 @@ class StdioTransport:
         process = await self._spawn()
         self.pid = process.pid
         _LIVE_GROUPS.add(process.pid)
-        read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+        read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](_STREAM_BUFFER)
+        write_stream = StdinStream(stdin_writer(process), self.guard, self.exited)
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._read_stdout, process, read_writer)
-                tg.start_soon(self._write_stdin, process, write_reader)
                 tg.start_soon(self._read_stderr, process)
                 try:
                     yield read_stream, write_stream
@@ -235,7 +236,11 @@ class StdioTransport:
                         del buffer[: newline + 1]
                         if not line:
                             continue
-                        await writer.send(self.guard.received(line))
+                        message = self.guard.received(line)
+                        try:
+                            writer.send_nowait(message)  # no checkpoint (a loop pass) per reply while there is room
+                        except anyio.WouldBlock:
+                            await writer.send(message)
                     if len(buffer) > MAX_MESSAGE_BYTES:
                         self.fault = AppError(
                             "responseTooLarge",
@@ -246,23 +251,6 @@ class StdioTransport:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
             pass
         finally:
-            self.exited.set()
-
-    async def _write_stdin(self, process: Process, reader: Any) -> None:
-        assert process.stdin is not None
-        try:
-            async with reader:
-                async for message in reader:
-                    batch = [message]
-                    with contextlib.suppress(anyio.WouldBlock):
-                        while len(batch) < _WRITE_BATCH:  # senders already waiting: one write for all
-                            batch.append(reader.receive_nowait())
-                    lines = []
-                    for queued in batch:
-                        self.guard.sent(queued.message)
-                        lines.append(queued.message.model_dump_json(by_alias=True, exclude_unset=True).encode())
-                    await process.stdin.send(b"\n".join(lines) + b"\n")
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             self.exited.set()
 
     async def _read_stderr(self, process: Process) -> None:

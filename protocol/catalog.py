@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -17,12 +16,13 @@ def _model(ref: str) -> type[BaseModel]:
     return model
 
 
-@dataclass(frozen=True)
 class MethodSpec:
-    """Models are named as ``module.Class`` and imported on first use, so start-up stays fast."""
+    """Models are named as ``module.Class`` and imported on first use, so start-up stays fast (a plain class:
+    ``dataclasses`` alone would cost the ``initialize`` answer several ms)."""
 
-    params_ref: str
-    result_ref: str
+    def __init__(self, params_ref: str, result_ref: str) -> None:
+        self.params_ref = params_ref
+        self.result_ref = result_ref
 
     @cached_property
     def params(self) -> type[BaseModel]:
@@ -33,9 +33,9 @@ class MethodSpec:
         return _model(self.result_ref)
 
 
-@dataclass(frozen=True)
 class NotificationSpec:
-    params_ref: str
+    def __init__(self, params_ref: str) -> None:
+        self.params_ref = params_ref
 
     @cached_property
     def params(self) -> type[BaseModel]:

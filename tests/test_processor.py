@@ -125,6 +125,9 @@ def test_cancel_request_answers_cancelled(daemon: Daemon) -> None:
     response = daemon.wait_response(request_id)
     assert response["error"]["code"] == -32800
     assert response["error"]["data"]["reason"] == "cancelled"
+    # The worker that ran the cancelled request serves again, alongside new ones for a burst.
+    ids = [daemon.start_request("mcpServerStatus/list", {}) for _ in range(40)]
+    assert all(daemon.wait_response(i)["result"]["data"][0]["name"] == "hang" for i in ids)
 
 
 def _hang_config() -> dict[str, object]:

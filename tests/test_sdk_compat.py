@@ -56,6 +56,20 @@ def test_call_result_adapter_parses_both_result_kinds() -> None:
     assert type(result).__name__ == "CallToolResult"
 
 
+def test_send_request_checks_a_result_against_its_version_before_the_result_type() -> None:
+    """2025-era tool results are taken through ``checked_result_adapter`` (a plain dict): that is only sound
+    while ``send_request`` validates the raw result against the negotiated version first."""
+    from mcp.client.session import ClientSession
+    from mcp_types.methods import validate_server_result
+    from pydantic import ValidationError
+
+    assert "validate_server_result" in ClientSession.send_request.__code__.co_names
+    with pytest.raises(ValidationError):
+        validate_server_result("tools/call", "2025-11-25", {"content": "not a list"})
+    raw = {"content": [{"type": "text", "text": "hi"}]}
+    assert _sdk_compat.checked_result_adapter().validate_python(raw) == raw
+
+
 def test_http_transport_still_words_its_parse_failures_as_matched() -> None:
     import mcp.client.streamable_http as streamable_http
 

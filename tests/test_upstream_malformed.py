@@ -26,9 +26,19 @@ TOOL_TIMEOUT_MS = 120_000
 
 @pytest.fixture
 def session(data_dir: Path, tmp_path: Path) -> Iterator[tuple[Daemon, str, Path]]:
+    yield from _session(data_dir, tmp_path, "auto")
+
+
+@pytest.fixture
+def session_2025(data_dir: Path, tmp_path: Path) -> Iterator[tuple[Daemon, str, Path]]:
+    """The 2025 era: its results are taken as the dicts the session checked, not through the result model."""
+    yield from _session(data_dir, tmp_path, "2025-11-25")
+
+
+def _session(data_dir: Path, tmp_path: Path, protocol: str) -> Iterator[tuple[Daemon, str, Path]]:
     record = tmp_path / "calls.jsonl"
     command = script("bad_replies.py", "--record", str(record))
-    config = {"command": command[0], "args": command[1:], "toolTimeoutMs": TOOL_TIMEOUT_MS}
+    config = {"command": command[0], "args": command[1:], "toolTimeoutMs": TOOL_TIMEOUT_MS, "protocol": protocol}
     with running_daemon(data_dir) as daemon:
         daemon.initialize()
         thread_id = daemon.request("thread/start", {"mcpServers": {"bad": config}})["thread"]["id"]
@@ -68,6 +78,19 @@ def test_malformed_reply_fails_its_call_at_once(session: tuple[Daemon, str, Path
     assert said in error.data["detail"] and len(error.data["detail"]) <= 300
     assert error.data["server"] == "bad"
     assert echoed(echo(daemon, thread_id, "still here")) == "still here"
+
+
+@pytest.mark.parametrize(("kind", "said"), [("bad-shape", "not a valid JSON-RPC response"), ("bad-result", "content")])
+def test_malformed_reply_fails_its_call_at_once_in_a_2025_session(
+    session_2025: tuple[Daemon, str, Path], kind: str, said: str
+) -> None:
+    daemon, thread_id, _ = session_2025
+    with pytest.raises(DaemonError) as failed:
+        echo(daemon, thread_id, kind)
+    assert (failed.value.code, failed.value.reason) == (-32014, "invalidOutput"), failed.value
+    assert said in failed.value.data["detail"]
+    result = echo(daemon, thread_id, "still here", extra=[1, 2])
+    assert echoed(result) == "still here" and set(result) >= {"content", "projection"}
 
 
 def test_lines_that_are_not_json_are_skipped_and_counted(session: tuple[Daemon, str, Path]) -> None:

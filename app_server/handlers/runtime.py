@@ -49,20 +49,19 @@ async def status_list(ctx: RequestContext, params: ServerStatusListParams) -> Se
     if params.detail == "toolsAndAuthOnly":
         data, next_cursor = page([_tools_and_auth(s) for s in statuses], params.cursor, params.limit)
         return ServerStatusListResult(data=data, next_cursor=next_cursor)
-    # Full rows are kept encoded per server (rebuilt when that server changes): the answer joins them.
+    # Full rows are kept encoded per server (rebuilt when that server changes); the owner keeps the last answer
+    # joined from them and hands it back while no row changed (~750 KB for 16 x 128 tools).
     data, next_cursor = page(statuses, params.cursor, params.limit)
     tail = b"]}" if next_cursor is None else b'],"nextCursor":%s}' % json.dumps(next_cursor).encode()
-    parts = [b'{"data":[']
-    for index, row in enumerate(data):
-        parts += (b",", of.row_json(row)) if index else (of.row_json(row),)
-    parts.append(tail)
-    return EncodedResult(b"".join(parts))  # ~750 KB for 16 x 128 tools: copied once, not twice
+    return EncodedResult(of.statuses_json(data, tail))
 
 
 @method("mcpServer/start", ServerNameParams)
-async def start(ctx: RequestContext, params: ServerNameParams) -> ServerStartResult:
+async def start(ctx: RequestContext, params: ServerNameParams) -> ServerStartResult | EncodedResult:
     ctx.daemon.store.require(params.name)
-    return ServerStartResult(status=await ctx.daemon.manager.start(params.name))
+    manager = ctx.daemon.manager
+    row = await manager.start(params.name)
+    return EncodedResult(b"".join((b'{"status":', manager.row_json(row), b"}")))  # the row status lists reuse
 
 
 @method("mcpServer/stop", ServerNameParams)
@@ -126,4 +125,3 @@ async def subscribe(ctx: RequestContext, params: ResourceSubscribeParams) -> Emp
 async def unsubscribe(ctx: RequestContext, params: ResourceSubscribeParams) -> Empty:
     await owner(ctx, params.thread_id).unsubscribe(params.server, params.uri)
     return Empty()
-

@@ -1,0 +1,88 @@
+"""The session's write stream for a stdio server: messages go straight into the child's stdin buffer.
+
+The SDK hands each outgoing message to ``send`` of the write stream it is given (any object with ``send``,
+``aclose`` and the async context methods). A memory stream read by a writer task cost every request a task
+switch, and anyio's byte stream adds a forced checkpoint per write; here ``send`` writes into the asyncio pipe
+transport at once and waits only while the pipe is backed up. The first message of a loop pass leaves at once;
+the others written in that pass are joined into one write at its end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+import anyio
+
+if TYPE_CHECKING:
+    from anyio.abc import Process
+    from mcp.shared.message import SessionMessage
+
+    from mcp_runtime._upstream_guard import UpstreamGuard
+
+
+def stdin_writer(process: Process) -> asyncio.StreamWriter:
+    """The asyncio writer under anyio's stdin stream (``StreamWriterWrapper._stream``, the only way to write
+    without its per-write checkpoint; ``tests/test_stdin_stream.py`` fails by name if anyio moves it)."""
+    writer = getattr(process.stdin, "_stream", None)
+    if not isinstance(writer, asyncio.StreamWriter):
+        raise RuntimeError("anyio's process stdin no longer wraps an asyncio.StreamWriter")
+    return writer
+
+
+class StdinStream:
+    """``WriteStream[SessionMessage]`` over a child's stdin; ``exited`` is set when the pipe breaks."""
+
+    def __init__(self, writer: asyncio.StreamWriter, guard: UpstreamGuard, exited: anyio.Event) -> None:
+        self._writer = writer
+        self._guard = guard
+        self._exited = exited
+        self._pending: list[bytes] | None = None
+        """Messages written after the first in this loop pass (None: no flush is scheduled)."""
+        self._closed = False
+
+    async def send(self, item: SessionMessage, /) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._writer.is_closing():
+            self._exited.set()
+            raise anyio.BrokenResourceError
+        self._guard.sent(item.message)
+        data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+        if self._pending is not None:
+            self._pending.append(data)
+            return
+        self._pending = []
+        asyncio.get_running_loop().call_soon(self._flush)
+        await self._write(data)
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending and not self._writer.is_closing():
+            self._writer.write(b"".join(pending))
+
+    async def _write(self, data: bytes) -> None:
+        try:
+            self._writer.write(data)
+            if self._writer.transport.get_write_buffer_size() > self._writer.transport.get_write_buffer_limits()[1]:
+                await self._writer.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            self._exited.set()
+            raise anyio.BrokenResourceError from exc
+
+    def close(self) -> None:
+        """No more sends (the transport closes the pipe itself, after the session)."""
+        self._closed = True
+
+    async def aclose(self) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> Any:
+        await self.aclose()
+        return None

@@ -1,0 +1,200 @@
+"""The start-up path driven as a host drives it: the first lines answered before the event loop runs
+(``app_server.early``), and the hand-over to the processor, which must leave every answer as it would have been."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app_server import early as early_path
+from tests.daemon_client import Daemon, DaemonError, running_daemon
+from tests.fixtures import fixture_config
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENT = {"clientInfo": {"name": "tests", "version": "0"}}
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False).encode() + b"\n"
+
+
+def _request(request_id: Any, method: str, params: Any = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return _line(message)
+
+
+INITIALIZED = b'{"jsonrpc":"2.0","method":"initialized"}\n'
+
+
+def _answers(daemon: Daemon, count: int) -> list[dict[str, Any]]:
+    """The next ``count`` responses, in the order they arrived."""
+    return [daemon.wait_for(lambda m: "id" in m and "method" not in m) for _ in range(count)]
+
+
+@contextmanager
+def _raw_daemon(data_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """The daemon with its stdout read as bytes, line by line."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app_server", "--data-dir", str(data_dir), "--log-level", "warning"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+
+
+def _exchange(process: subprocess.Popen[bytes], data: bytes) -> bytes:
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(data)
+    process.stdin.flush()
+    return process.stdout.readline()
+
+
+def test_a_host_session_from_spawn_to_a_tool_call(data_dir: Path) -> None:
+    with running_daemon(data_dir) as daemon:
+        assert daemon.initialize()["dataDir"] == str(data_dir)
+        assert daemon.request("mcpServer/list") == {"data": []}
+        daemon.request("mcpServer/create", {"name": "fx", "config": fixture_config()})
+        assert [server["name"] for server in daemon.request("mcpServer/list")["data"]] == ["fx"]
+        thread = daemon.request("thread/start", {"name": "t", "mcpServers": {"fx": fixture_config()}})["thread"]
+        call = {"threadId": thread["id"], "server": "fx", "tool": "echo", "arguments": {"text": "early"}}
+        assert daemon.request("mcpServer/tool/call", call, timeout=60)["content"][0]["text"] == "early"
+
+
+def test_a_request_before_initialize_is_refused_then_the_handshake_goes_on(data_dir: Path) -> None:
+    with running_daemon(data_dir) as daemon:
+        with pytest.raises(DaemonError) as refused:
+            daemon.request("mcpServer/list")
+        assert refused.value.reason == "notInitialized"
+        daemon.initialize()
+        assert daemon.request("mcpServer/list") == {"data": []}
+
+
+def test_a_second_initialize_is_refused_and_the_first_ones_opt_outs_hold(data_dir: Path) -> None:
+    with running_daemon(data_dir) as daemon:
+        daemon.initialize(optOutNotificationMethods=["mcpServer/startupStatus/updated"])
+        with pytest.raises(DaemonError) as refused:
+            daemon.request("initialize", CLIENT)
+        assert refused.value.reason == "alreadyInitialized"
+        daemon.request("mcpServer/create", {"name": "fx", "config": fixture_config()})
+        daemon.request("mcpServer/start", {"name": "fx"}, timeout=60)
+        assert daemon.notifications("mcpServer/startupStatus/updated") == []
+
+
+def test_a_malformed_line_right_after_initialize_gets_a_parse_error(data_dir: Path) -> None:
+    with running_daemon(data_dir) as daemon:
+        daemon.send_raw(_request(1, "initialize", CLIENT) + b'{"id": 2, "method": \n' + INITIALIZED)
+        initialize, parse_error = _answers(daemon, 2)
+        assert initialize["id"] == 1 and "result" in initialize
+        assert parse_error["id"] is None and parse_error["error"]["code"] == -32700
+        assert daemon.request("mcpServer/list") == {"data": []}
+
+
+def test_lines_written_at_once_are_all_answered_in_order(data_dir: Path) -> None:
+    with running_daemon(data_dir) as daemon:
+        create = {"name": "fx", "config": fixture_config()}
+        daemon.send_raw(
+            _request(1, "initialize", CLIENT) + INITIALIZED + _request(2, "mcpServer/list")
+            + _request(3, "mcpServer/create", create)
+        )
+        answers = _answers(daemon, 3)
+        assert [answer["id"] for answer in answers] == [1, 2, 3]
+        assert [("result" in answer) for answer in answers] == [True, True, True]
+        assert answers[1]["result"] == {"data": []}
+        assert [server["name"] for server in daemon.request("mcpServer/list")["data"]] == ["fx"]
+
+
+def test_end_of_input_right_after_initialize_exits_0(data_dir: Path) -> None:
+    with _raw_daemon(data_dir) as process:
+        assert json.loads(_exchange(process, _request(1, "initialize", CLIENT)))["id"] == 1
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.close()
+        assert process.wait(15) == 0
+        assert process.stdout.read() == b""
+
+
+def test_end_of_input_before_any_line_exits_0(data_dir: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "app_server", "--data-dir", str(data_dir)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=30,
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+
+
+def test_sigterm_right_after_initialize_exits_0(data_dir: Path) -> None:
+    with _raw_daemon(data_dir) as process:
+        assert json.loads(_exchange(process, _request(1, "initialize", CLIENT)))["id"] == 1
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(15) == 0
+
+
+def test_the_early_answers_are_the_bytes_the_processor_writes(data_dir: Path) -> None:
+    """The same session twice: answered early, then with a first line that sends everything to the processor."""
+    initialize = _request("ïd", "initialize", {"clientInfo": {"name": "Ünï \u2028 app", "version": "1"}})
+    listing = _request(2, "mcpServer/list", {})
+    assert early_path._message(initialize.strip()) is not None  # plain enough to be answered early
+    with _raw_daemon(data_dir) as process:
+        early = [_exchange(process, initialize), _exchange(process, INITIALIZED + listing)]
+    ignored = b'{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":9}}\n'
+    with _raw_daemon(data_dir) as process:
+        late = [_exchange(process, ignored + initialize), _exchange(process, INITIALIZED + listing)]
+    assert early == late
+    assert json.loads(early[0])["result"]["userAgent"] == "mcp-app-server/0.1.0 (Ünï \u2028 app/1)"
+    assert json.loads(early[1]) == {"jsonrpc": "2.0", "id": 2, "result": {"data": []}}
+
+
+def test_autostart_follows_an_initialized_sent_with_initialize(data_dir: Path) -> None:
+    with running_daemon(data_dir) as first:
+        first.initialize()
+        first.request("mcpServer/create", {"name": "on", "config": fixture_config()})
+    with running_daemon(data_dir) as second:
+        second.send_raw(_request(1, "initialize", CLIENT) + INITIALIZED + _request(2, "mcpServer/list"))
+        assert [answer["id"] for answer in _answers(second, 2)] == [1, 2]
+        ready = second.wait_notification("mcpServer/startupStatus/updated", lambda p: p["status"] == "ready", 60)
+        assert ready["name"] == "on"
+
+
+def test_a_file_as_stdin_is_served_to_its_end(data_dir: Path, tmp_path: Path) -> None:
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(
+        _request(1, "initialize", CLIENT) + INITIALIZED + _request(2, "mcpServer/list")
+        + _request(3, "mcpServer/create", {"name": "fx", "config": fixture_config()}) + _request(4, "thread/list")
+    )
+    with requests.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "app_server", "--data-dir", str(data_dir)],
+            stdin=stdin,
+            capture_output=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=60,
+        )
+    assert done.returncode == 0
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted(answer["id"] for answer in answers) == [1, 2, 3, 4]
+    assert all("result" in answer for answer in answers)
