@@ -71,7 +71,11 @@ async def call_tool(
             return await send(responses, state)
 
     if not modern:
-        return cast("dict[str, Any]", await send(None, None))
+        raw = cast("dict[str, Any]", await send(None, None))
+        # As the model would give it: null members left out, isError always present.
+        result = {key: value for key, value in raw.items() if value is not None}
+        result.setdefault("isError", False)
+        return result
     first = await send_relisting(None, None)
     return dump(await _sdk_compat.drive_input_required(client, first, send_relisting))
 

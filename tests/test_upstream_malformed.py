@@ -91,6 +91,7 @@ def test_malformed_reply_fails_its_call_at_once_in_a_2025_session(
     assert said in failed.value.data["detail"]
     result = echo(daemon, thread_id, "still here", extra=[1, 2])
     assert echoed(result) == "still here" and set(result) >= {"content", "projection"}
+    assert result["isError"] is False  # as a 2026-era result reads
 
 
 def test_lines_that_are_not_json_are_skipped_and_counted(session: tuple[Daemon, str, Path]) -> None:
