@@ -89,14 +89,14 @@ class _Workers:
         else:
             self._tasks.start_soon(self._work, job)
 
-    async def _work(self, job: _Job) -> None:
-        while True:
+    async def _work(self, job: _Job | None) -> None:
+        while job is not None:
             await self._run(job)
             parked = _Parked()
             self._parked.append(parked)
+            job = None  # a parked worker holds no finished request: its params can be megabytes
             await parked.woken.wait()
-            assert parked.job is not None
-            job = parked.job
+            job, parked.job = parked.job, None
 
 
 class Processor:

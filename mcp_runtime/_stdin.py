@@ -3,8 +3,9 @@
 The SDK hands each outgoing message to ``send`` of the write stream it is given (any object with ``send``,
 ``aclose`` and the async context methods). A memory stream read by a writer task cost every request a task
 switch, and anyio's byte stream adds a forced checkpoint per write; here ``send`` writes into the asyncio pipe
-transport at once and waits only while the pipe is backed up. The first message of a loop pass leaves at once;
-the others written in that pass are joined into one write at its end.
+transport at once and waits only while the pipe is backed up (before encoding, so a waiting request holds no
+second copy of itself). The first message of a loop pass leaves at once; the others written in that pass are
+joined into one write at its end.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class StdinStream:
         self._exited = exited
         self._pending: list[bytes] | None = None
         """Messages written after the first in this loop pass (None: no flush is scheduled)."""
+        self._pending_bytes = 0
         self._closed = False
 
     async def send(self, item: SessionMessage, /) -> None:
@@ -48,25 +50,31 @@ class StdinStream:
         if self._writer.is_closing():
             self._exited.set()
             raise anyio.BrokenResourceError
+        while self._backed_up():  # wait before encoding: a waiting request holds no second copy of itself
+            self._flush()
+            await self._drain()
         self._guard.sent(item.message)
         data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
         if self._pending is not None:
             self._pending.append(data)
+            self._pending_bytes += len(data)
             return
-        self._pending = []
+        self._pending, self._pending_bytes = [], 0
         asyncio.get_running_loop().call_soon(self._flush)
-        await self._write(data)
+        self._writer.write(data)
+
+    def _backed_up(self) -> bool:
+        transport = self._writer.transport
+        return self._pending_bytes + transport.get_write_buffer_size() > transport.get_write_buffer_limits()[1]
 
     def _flush(self) -> None:
-        pending, self._pending = self._pending, None
+        pending, self._pending, self._pending_bytes = self._pending, None, 0
         if pending and not self._writer.is_closing():
             self._writer.write(b"".join(pending))
 
-    async def _write(self, data: bytes) -> None:
+    async def _drain(self) -> None:
         try:
-            self._writer.write(data)
-            if self._writer.transport.get_write_buffer_size() > self._writer.transport.get_write_buffer_limits()[1]:
-                await self._writer.drain()
+            await self._writer.drain()
         except (ConnectionError, RuntimeError) as exc:
             self._exited.set()
             raise anyio.BrokenResourceError from exc

@@ -130,9 +130,9 @@ def child_environment(config: StdioServerConfig, env: Mapping[str, str]) -> dict
     return result
 
 
-_STREAM_BUFFER = 16
-"""Replies queued between stdout and the session: a chunk holding many is handed over without a task switch
-per line."""
+_STREAM_BUFFER = 4
+"""Replies queued between stdout and the session: a chunk holding several is handed over without a task switch
+per line (few: a reply can be megabytes)."""
 
 
 class StdioTransport:
