@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 log = get_logger("app_server.processor")
 
 MAX_IN_FLIGHT = 256
-MAX_IN_FLIGHT_BYTES = 6 << 20
+MAX_IN_FLIGHT_BYTES = 4 << 20
 """Request bytes in flight per connection past which new requests are ``overloaded`` (the request that crosses
 it is still taken, so one message of any size always fits): params live several times over (upstream copies
 included) until answered, and 256 large calls would otherwise cost hundreds of MiB."""

@@ -15,6 +15,8 @@ import sys
 import anyio
 
 CHUNK = 1 << 16
+JOIN_BYTES = 1 << 18
+"""Writes of one loop pass up to this size are joined into one system call; larger ones go as they are."""
 
 
 class Transport:
@@ -87,11 +89,16 @@ class Transport:
         self._write_pending()
 
     def _write_pending(self) -> None:
-        """One write for everything queued in this pass of the loop."""
-        data = b"".join(self._pending)
-        self._pending.clear()
-        self._pending_bytes = 0
-        if data and self._writer is not None and not self._writer.is_closing():
+        """One write for everything queued in this pass of the loop; large answers are handed over as they are
+        (joining megabytes would hold a second copy of them for nothing)."""
+        pending, size = self._pending, self._pending_bytes
+        self._pending, self._pending_bytes = [], 0
+        if not pending or self._writer is None or self._writer.is_closing():
+            return
+        if size <= JOIN_BYTES:
+            self._writer.write(b"".join(pending))
+            return
+        for data in pending:
             self._writer.write(data)
 
     def buffered(self) -> int:

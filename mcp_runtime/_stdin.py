@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
+JOIN_BYTES = 1 << 18
+"""Messages of one loop pass up to this size are joined into one system call."""
+
 if TYPE_CHECKING:
     from anyio.abc import Process
     from mcp.shared.message import SessionMessage
@@ -68,9 +71,15 @@ class StdinStream:
         return self._pending_bytes + transport.get_write_buffer_size() > transport.get_write_buffer_limits()[1]
 
     def _flush(self) -> None:
-        pending, self._pending, self._pending_bytes = self._pending, None, 0
-        if pending and not self._writer.is_closing():
+        pending, size = self._pending, self._pending_bytes
+        self._pending, self._pending_bytes = None, 0
+        if not pending or self._writer.is_closing():
+            return
+        if size <= JOIN_BYTES:
             self._writer.write(b"".join(pending))
+            return
+        for data in pending:  # large requests go as they are: joining them would hold a second copy
+            self._writer.write(data)
 
     async def _drain(self) -> None:
         try:
