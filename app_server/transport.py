@@ -63,6 +63,8 @@ class Transport:
         return cls(reader, writer, prefix, input_ended)
 
     async def receive(self) -> bytes:
+        """The next chunk of input; the answers to the lines already read leave first, in one write."""
+        self._write_pending()
         if self._prefix:
             prefix, self._prefix = self._prefix, b""
             return prefix
