@@ -94,7 +94,8 @@ def parse(line: bytes) -> Any:
     without lone surrogates); a line it refuses gets the standard parser, which says precisely what is wrong or
     accepts what orjson alone refuses (a lone surrogate escape, answered later with its own error). Integers
     past 64 bits would come back from orjson as floats, so a line with a long digit run skips it."""
-    if not too_deep(line) and _LONG_DIGIT_RUN not in line.translate(_DIGITS_AS_ZERO):
+    deep = too_deep(line)
+    if not deep and _LONG_DIGIT_RUN not in line.translate(_DIGITS_AS_ZERO):
         try:
             return orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -103,7 +104,7 @@ def parse(line: bytes) -> Any:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
         raise _parse_error("invalid UTF-8") from None
-    if too_deep(line):
+    if deep:
         raise _parse_error(f"nesting deeper than {MAX_DEPTH} levels")
     try:
         return _DECODER.decode(text)
