@@ -12,6 +12,7 @@ carrying ``data.reason``, so the one request fails with a typed reason and the c
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import functools
@@ -28,6 +29,7 @@ import anyio
 import structlog
 
 from mcp_runtime._stdin import StdinStream, stdin_writer
+from mcp_runtime._stdout import STDOUT_CHUNK, StdoutStream
 from mcp_runtime._upstream_guard import REASON_MARKER, UpstreamGuard
 from mcp_runtime.config import REDACTED, policy
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
@@ -130,17 +132,35 @@ def child_environment(config: StdioServerConfig, env: Mapping[str, str]) -> dict
     return result
 
 
-_STREAM_BUFFER = 4
-"""Replies queued between stdout and the session: a chunk holding several is handed over without a task switch
-per line (few: a reply can be megabytes)."""
+async def _stdout_pipe() -> tuple[asyncio.StreamReader, asyncio.ReadTransport, int]:
+    """A pipe for the child's stdout read straight by an asyncio stream: a subprocess transport's own pipe
+    hands every chunk over through one more loop pass (``call_soon`` of ``pipe_data_received``) before a
+    reader sees it. Returns the reader, its transport (closing it closes our end) and the child's end."""
+    loop = asyncio.get_running_loop()
+    ours, child_end = os.pipe()
+    reader = asyncio.StreamReader(limit=STDOUT_CHUNK)
+    try:
+        pipe = os.fdopen(ours, "rb", buffering=0)
+    except BaseException:
+        os.close(ours)
+        os.close(child_end)
+        raise
+    try:
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+    except BaseException:
+        pipe.close()
+        os.close(child_end)
+        raise
+    return reader, transport, child_end
 
 
 class StdioTransport:
     """One child process speaking newline-delimited JSON-RPC on stdin/stdout, in its own process group.
 
-    ``exited`` is set when the child's stdout ends (it exited or closed it): the connection's supervisor
-    waits on it to notice a dead server without a request in flight. Every stdout line goes through
-    ``guard`` before the SDK sees it, so a malformed reply fails its call at once instead of being dropped.
+    ``exited`` is set when the session's read loop finds the child's stdout ended (it exited or closed it):
+    the connection's supervisor waits on it to notice a dead server without a request in flight. Every stdout
+    line goes through ``guard`` before the SDK sees it, so a malformed reply fails its call at once instead of
+    being dropped.
     """
 
     def __init__(self, config: StdioServerConfig, env: Mapping[str, str], tail: StderrTail) -> None:
@@ -167,7 +187,7 @@ class StdioTransport:
         assert self._cm is not None
         return await self._cm.__aexit__(*exc)
 
-    async def _spawn(self) -> Process:
+    async def _spawn(self, stdout: int) -> Process:
         import subprocess
 
         from anyio._core._eventloop import get_async_backend
@@ -179,7 +199,7 @@ class StdioTransport:
             return await get_async_backend().open_process(
                 argv,
                 stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                stdout=stdout,
                 stderr=subprocess.PIPE,
                 env=child_environment(config, self._env),
                 cwd=config.cwd,
@@ -197,16 +217,20 @@ class StdioTransport:
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[TransportStreams]:
-        from mcp.shared.message import SessionMessage
-
-        process = await self._spawn()
+        stdout, stdout_pipe, child_end = await _stdout_pipe()
+        try:
+            process = await self._spawn(child_end)
+        except BaseException:
+            stdout_pipe.close()
+            raise
+        finally:
+            os.close(child_end)
         self.pid = process.pid
         _LIVE_GROUPS.add(process.pid)
-        read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](_STREAM_BUFFER)
+        read_stream = StdoutStream(stdout, self.guard, self.exited, self._overflowed)
         write_stream = StdinStream(stdin_writer(process), self.guard, self.exited)
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._read_stdout, process, read_writer)
                 tg.start_soon(self._read_stderr, process)
                 try:
                     yield read_stream, write_stream
@@ -220,38 +244,17 @@ class StdioTransport:
                             await self._stderr_done.wait()
                     tg.cancel_scope.cancel()
         finally:
+            stdout_pipe.close()
             _LIVE_GROUPS.discard(process.pid)
             self.returncode = process.returncode
             self.exited.set()
 
-    async def _read_stdout(self, process: Process, writer: Any) -> None:
-        assert process.stdout is not None
-        buffer = bytearray()
-        try:
-            async with writer:
-                async for chunk in process.stdout:
-                    buffer += chunk
-                    while (newline := buffer.find(b"\n")) >= 0:
-                        line = bytes(buffer[:newline]).strip()
-                        del buffer[: newline + 1]
-                        if not line:
-                            continue
-                        message = self.guard.received(line)
-                        try:
-                            writer.send_nowait(message)  # no checkpoint (a loop pass) per reply while there is room
-                        except anyio.WouldBlock:
-                            await writer.send(message)
-                    if len(buffer) > MAX_MESSAGE_BYTES:
-                        self.fault = AppError(
-                            "responseTooLarge",
-                            f"the server wrote a stdout message over {MAX_MESSAGE_BYTES} bytes",
-                            limit=MAX_MESSAGE_BYTES,
-                        )
-                        return
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
-            pass
-        finally:
-            self.exited.set()
+    def _overflowed(self) -> None:
+        self.fault = AppError(
+            "responseTooLarge",
+            f"the server wrote a stdout message over {MAX_MESSAGE_BYTES} bytes",
+            limit=MAX_MESSAGE_BYTES,
+        )
 
     async def _read_stderr(self, process: Process) -> None:
         assert process.stderr is not None

@@ -1,0 +1,98 @@
+"""The stdio read stream (``mcp_runtime._stdout``) on a real child's stdout: lines however the pipe cuts them, in
+order and through the guard; the end of the pipe, an oversized line and a close."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import anyio
+import pytest
+from mcp.shared.message import SessionMessage
+
+from mcp_runtime._stdout import StdoutStream
+from mcp_runtime._upstream_guard import UpstreamGuard
+from mcp_runtime.limits import MAX_MESSAGE_BYTES
+from mcp_runtime.transport import _stdout_pipe
+
+
+class _Overflow:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self) -> None:
+        self.calls += 1
+
+
+async def _child(code: str) -> tuple[anyio.abc.Process, StdoutStream, anyio.Event, _Overflow, object]:
+    reader, pipe, child_end = await _stdout_pipe()
+    try:
+        process = await anyio.open_process([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=child_end)
+    finally:
+        os.close(child_end)
+    exited, overflow = anyio.Event(), _Overflow()
+    return process, StdoutStream(reader, UpstreamGuard(), exited, overflow), exited, overflow, pipe
+
+
+PIECES = (
+    "import sys, json\n"
+    "lines = (json.dumps({'jsonrpc': '2.0', 'id': i, 'result': {'n': i}}).encode() for i in range(300))\n"
+    "out = b''.join(line + b'\\n\\n' for line in lines)\n"
+    "step = 1\n"
+    "while out:\n"
+    "    sys.stdout.buffer.write(out[:step]); sys.stdout.buffer.flush(); out = out[step:]; step = step * 3 % 1021 + 1\n"
+)
+
+
+def test_lines_cut_anywhere_arrive_whole_and_in_order_then_the_end_marks_the_server_exited() -> None:
+    async def main() -> None:
+        process, stream, exited, overflow, pipe = await _child(PIECES)
+        async with process:
+            ids = []
+            async for item in stream:
+                assert isinstance(item, SessionMessage)
+                ids.append(item.message.id)
+            assert ids == list(range(300))  # blank lines between them are skipped
+            assert exited.is_set() and overflow.calls == 0
+            with pytest.raises(anyio.EndOfStream):
+                await stream.receive()
+        pipe.close()
+
+    anyio.run(main)
+
+
+@pytest.mark.parametrize("tail", [b"", b"\\n"])
+def test_a_line_over_the_limit_ends_the_stream_after_the_lines_before_it(tail: bytes) -> None:
+    """Whether or not the oversized line has ended when it is read."""
+    code = (
+        "import sys\n"
+        "sys.stdout.buffer.write(b'{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\\n')\n"
+        f"sys.stdout.buffer.write(b'[' + b' ' * {MAX_MESSAGE_BYTES + 10} + b'{tail.decode()}')\n"
+        "sys.stdout.buffer.write(b'{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\\n')\n"
+    )
+
+    async def main() -> None:
+        process, stream, exited, overflow, pipe = await _child(code)
+        async with process:
+            items = [item async for item in stream]
+            assert [item.message.id for item in items] == [1]
+            assert overflow.calls == 1 and exited.is_set()
+            pipe.close()  # the child may still be writing: it sees a broken pipe
+            await process.wait()
+
+    anyio.run(main)
+
+
+def test_a_closed_stream_refuses_reads() -> None:
+    async def main() -> None:
+        process, stream, exited, _, pipe = await _child("print('{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}')")
+        async with process:
+            async with stream:
+                await process.wait()
+            with pytest.raises(anyio.ClosedResourceError):
+                await stream.receive()
+            assert not exited.is_set()  # closed by us, not ended by the child
+        pipe.close()
+
+    anyio.run(main)
