@@ -44,12 +44,12 @@ async def call_tool(
         message = f"the arguments of {name} hold a number JSON cannot carry"
         raise AppError("invalidArguments", message, errors=problems, tool=name)
     session = client.session
-    # A 2025-era result is already checked by the session against its protocol version's schema: it is taken
-    # as the dict it arrived as, not built into a model and dumped back. Only the 2026 era has input-required
-    # rounds, which need the typed union.
-    adapter = _sdk_compat.call_result_adapter() if modern else _sdk_compat.checked_result_adapter()
+    # The session checks every result against its negotiated version's schema before handing it over, so a
+    # complete result is taken as the dict it arrived as, not built into a model and dumped back. Only a 2026
+    # input-required result is typed: the SDK drives its rounds.
+    checked = _sdk_compat.checked_result_adapter()
 
-    async def send(responses: types.InputResponses | None, state: str | None) -> Any:
+    async def send(responses: types.InputResponses | None, state: str | None, adapter: Any = checked) -> Any:
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(
                 name=name, arguments=arguments, input_responses=responses, request_state=state, _meta=meta
@@ -59,25 +59,28 @@ async def call_tool(
             request, adapter, request_read_timeout_seconds=timeout_s, progress_callback=progress
         )
 
-    async def send_relisting(responses: types.InputResponses | None, state: str | None) -> Any:
+    async def send_relisting(responses: types.InputResponses | None, state: str | None, adapter: Any = checked) -> Any:
         try:
-            return await send(responses, state)
+            return await send(responses, state, adapter)
         except MCPError as exc:
             if exc.code != types.HEADER_MISMATCH or not modern:
                 raise
             # 2026 recovery: the session's per-tool header map is stale; re-list, resend once.
             relisted()
             await list_tools(session)
-            return await send(responses, state)
+            return await send(responses, state, adapter)
 
-    if not modern:
-        raw = cast("dict[str, Any]", await send(None, None))
-        # As the model would give it: null members left out, isError always present.
-        result = {key: value for key, value in raw.items() if value is not None}
-        result.setdefault("isError", False)
-        return result
-    first = await send_relisting(None, None)
-    return dump(await _sdk_compat.drive_input_required(client, first, send_relisting))
+    async def typed_retry(responses: types.InputResponses | None, state: str | None) -> Any:
+        return await send_relisting(responses, state, _sdk_compat.call_result_adapter())
+
+    raw = cast("dict[str, Any]", await send_relisting(None, None))
+    if modern and raw.get("resultType") == "input_required":
+        first = _sdk_compat.call_result_adapter().validate_python(raw, by_name=False)
+        return dump(await _sdk_compat.drive_input_required(client, first, typed_retry))
+    # As the model would give it: null members left out, isError always present.
+    result = {key: value for key, value in raw.items() if value is not None}
+    result.setdefault("isError", False)
+    return result
 
 
 async def subscribe_legacy(client: Client, uri: str, *, subscribe: bool) -> None:
