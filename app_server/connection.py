@@ -106,9 +106,10 @@ class ClientConnection:
         self.closed = False
         self.dropped_notifications = 0
 
-    def send_raw(self, data: bytes) -> None:
+    def send_raw(self, data: bytes, now: bool = False) -> None:
+        """``now``: write at once instead of with the other writes of this loop pass (see ``Transport.write``)."""
         try:
-            self.transport.write(data)
+            self.transport.write(data, now)
         except OSError:
             log.info("client_gone", connection=self.label)
 

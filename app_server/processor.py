@@ -281,10 +281,9 @@ class Processor:
                 line = await self._answer(request_id, method, params, handler)
                 if connection.backlog() > REQUEST_BACKLOG:
                     await self._room_for_output()
-                connection.send_raw(line)
+                # The only request in flight has no other answer to share a write with: it leaves at once.
+                connection.send_raw(line, now=len(connection.in_flight) == 1)
                 answered = True
-                if len(connection.in_flight) == 1:
-                    connection.transport.push()  # the only request in flight: no other answer to share a write with
                 await connection.transport.drain()
         finally:
             if not answered:

@@ -77,18 +77,21 @@ class Transport:
                 return b""
         return await anyio.to_thread.run_sync(os.read, sys.stdin.fileno(), CHUNK, abandon_on_cancel=True)
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, now: bool = False) -> None:
+        """Queue ``data`` for the write at the end of this loop pass; ``now``: nothing else is coming, write it
+        (with whatever is queued) at once."""
         if self._writer is None:
             os.write(sys.stdout.fileno(), data)
         elif not self._writer.is_closing():
+            if now and not self._pending:
+                self._writer.write(data)  # no flush scheduled: a no-op callback would cost the loop a pass
+                return
             if not self._pending:
                 asyncio.get_running_loop().call_soon(self._write_pending)
             self._pending.append(data)
             self._pending_bytes += len(data)
-
-    def push(self) -> None:
-        """Write what is queued now instead of at the end of this loop pass (nothing else is coming)."""
-        self._write_pending()
+            if now:
+                self._write_pending()
 
     def _write_pending(self) -> None:
         """One write for everything queued in this pass of the loop; large answers are handed over as they are

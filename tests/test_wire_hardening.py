@@ -213,7 +213,7 @@ class _Recorder:
     def __init__(self) -> None:
         self.written: list[bytes] = []
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, now: bool = False) -> None:
         self.written.append(data)
 
     def buffered(self) -> int:
