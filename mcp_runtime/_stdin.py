@@ -11,10 +11,11 @@ joined into one write at its end.
 from __future__ import annotations
 
 import asyncio
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING
 
 import anyio
+
+from mcp_runtime._closing import ClosesAtOnce
 
 JOIN_BYTES = 1 << 18
 """Messages of one loop pass up to this size are joined into one system call."""
@@ -35,7 +36,7 @@ def stdin_writer(process: Process) -> asyncio.StreamWriter:
     return writer
 
 
-class StdinStream:
+class StdinStream(ClosesAtOnce):
     """``WriteStream[SessionMessage]`` over a child's stdin; ``exited`` is set when the pipe breaks."""
 
     def __init__(self, writer: asyncio.StreamWriter, guard: UpstreamGuard, exited: anyio.Event) -> None:
@@ -91,15 +92,3 @@ class StdinStream:
     def close(self) -> None:
         """No more sends (the transport closes the pipe itself, after the session)."""
         self._closed = True
-
-    async def aclose(self) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> Any:
-        await self.aclose()
-        return None

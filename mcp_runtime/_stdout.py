@@ -11,11 +11,11 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 import anyio
 
+from mcp_runtime._closing import ClosesAtOnce
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 
 STDOUT_CHUNK = 1 << 16
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from mcp_runtime._upstream_guard import UpstreamGuard
 
 
-class StdoutStream:
+class StdoutStream(ClosesAtOnce):
     """``ReadStream[SessionMessage | Exception]`` over a child's stdout; ``exited`` is set at its end.
 
     ``overflow`` is called once when the child writes a line over ``MAX_MESSAGE_BYTES``: the stream then ends
@@ -102,15 +102,3 @@ class StdoutStream:
         """No more reads (the transport closes the pipe itself, after the session)."""
         self._closed = True
         self._lines.clear()
-
-    async def aclose(self) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> Any:
-        await self.aclose()
-        return None
