@@ -305,10 +305,9 @@ class Processor:
         return self.connection.result_line(request_id, result)
 
     async def _room_for_output(self) -> None:
-        """Past the backlog limit, results are written one at a time as the client reads, so a client
-        that stops reading holds at most the limit plus one result in the daemon's memory."""
-        if self.connection.backlog() <= REQUEST_BACKLOG:
-            return
+        """Called past the backlog limit (the caller checks, so the common case awaits nothing): results are then
+        written one at a time as the client reads, so a client that stops reading holds at most the limit plus
+        one result in the daemon's memory."""
         async with self._write_turn:
             while self.connection.backlog() > REQUEST_BACKLOG:
                 await self.connection.transport.drain()
