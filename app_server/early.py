@@ -36,7 +36,8 @@ SWITCH_INTERVAL_S = 0.0005
 """GIL switch interval while the reader thread serves: it gets the GIL back from the importing main thread soon."""
 _LOG_LEVELS = frozenset({"debug", "info", "warning", "error"})
 _TRANSPORTS = frozenset({"stdio", "http"})
-_VALUED_OPTIONS = frozenset({"--data-dir", "--log-level", "--transports", "--stdio-sandbox"})
+_EVENT_LOOPS = frozenset({"auto", "asyncio"})
+_VALUED_OPTIONS = frozenset({"--data-dir", "--log-level", "--transports", "--stdio-sandbox", "--event-loop"})
 
 
 def _not_json(name: str) -> float:
@@ -67,7 +68,7 @@ def serve_options(argv: Sequence[str]) -> dict[str, str] | None:
                 return None
             value = rest.pop(0)
         options[name] = value
-    if options.get("--log-level", "info") not in _LOG_LEVELS:
+    if options.get("--log-level", "info") not in _LOG_LEVELS or options.get("--event-loop", "auto") not in _EVENT_LOOPS:
         return None
     if "--transports" in options and not set(options["--transports"].split(",")) <= _TRANSPORTS:
         return None

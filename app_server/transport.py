@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
+import stat
 import sys
 
 import anyio
@@ -17,6 +18,16 @@ import anyio
 CHUNK = 1 << 16
 JOIN_BYTES = 1 << 18
 """Writes of one loop pass up to this size are joined into one system call; larger ones go as they are."""
+
+
+def _is_pipe(fd: int) -> bool:
+    """A pipe or socket, which the event loop may watch. A file, terminal or ``/dev/null`` is read and written
+    plainly: asyncio refuses a file with ValueError, but uvloop's libuv aborts the process on one."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 class Transport:
@@ -45,21 +56,22 @@ class Transport:
         loop = asyncio.get_running_loop()
         reader: asyncio.StreamReader | None = None
         writer: asyncio.StreamWriter | None = None
-        if not input_ended:
+        if not input_ended and _is_pipe(sys.stdin.fileno()):
             stream = asyncio.StreamReader(limit=CHUNK)
             try:
                 await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), sys.stdin.buffer)
                 reader = stream
             except (ValueError, OSError):
                 pass
-        _widen_pipe(sys.stdout.fileno())
-        try:
-            transport, protocol = await loop.connect_write_pipe(
-                lambda: asyncio.streams.FlowControlMixin(loop), sys.stdout.buffer
-            )
-            writer = asyncio.StreamWriter(transport, protocol, None, loop)
-        except (ValueError, OSError):
-            writer = None
+        if _is_pipe(sys.stdout.fileno()):
+            _widen_pipe(sys.stdout.fileno())
+            try:
+                transport, protocol = await loop.connect_write_pipe(
+                    lambda: asyncio.streams.FlowControlMixin(loop), sys.stdout.buffer
+                )
+                writer = asyncio.StreamWriter(transport, protocol, None, loop)
+            except (ValueError, OSError):
+                writer = None
         return cls(reader, writer, prefix, input_ended)
 
     async def receive(self) -> bytes:

@@ -44,10 +44,12 @@ class PausableLines:
 
 
 @contextmanager
-def pausable_daemon(data_dir: Path) -> Iterator[tuple[subprocess.Popen[bytes], JsonLinesClient, PausableLines]]:
+def pausable_daemon(
+    data_dir: Path, event_loop: str = "auto"
+) -> Iterator[tuple[subprocess.Popen[bytes], JsonLinesClient, PausableLines]]:
     """The daemon on stdio with a client whose reading can be paused; its log goes to ``<data_dir>.log``."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "app_server", "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "app_server", "--data-dir", str(data_dir), "--event-loop", event_loop],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=data_dir.with_suffix(".log").open("wb"),
@@ -104,8 +106,9 @@ def _call(client: JsonLinesClient, thread_id: str, tool: str, arguments: dict, t
     return client.request("mcpServer/tool/call", params, timeout=timeout)
 
 
-def test_results_to_a_client_that_stops_reading_cost_bounded_memory(data_dir: Path) -> None:
-    with pausable_daemon(data_dir) as (process, client, lines):
+@pytest.mark.parametrize("event_loop", ["auto", "asyncio"])
+def test_results_to_a_client_that_stops_reading_cost_bounded_memory(data_dir: Path, event_loop: str) -> None:
+    with pausable_daemon(data_dir, event_loop) as (process, client, lines):
         thread_id = _thread_with_fixture(client)
         rss_before, _ = _memory_kib(process.pid)
         text = "x" * (64 * KIB)

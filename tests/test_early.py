@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 ARGVS: list[list[str]] = [
     [],
+    ["--event-loop", "asyncio", "--log-level", "warning"],
     ["--data-dir", "/d"],
     ["--data-dir=/d", "--log-level", "debug"],
     ["--log-level=error", "--transports", "stdio"],
@@ -33,6 +34,8 @@ ARGVS: list[list[str]] = [
     ["--data-dir"],
     ["--data", "/d"],
     ["--log-level", "trace"],
+    ["--event-loop", "uvloop"],
+    ["--event-loop=trio"],
     ["--transports", "stdio, http"],
     ["--transports", "stdio,,http"],
     ["--transports", ""],
@@ -68,7 +71,7 @@ def test_only_command_lines_cli_serves_on_stdio_take_the_early_path(argv: list[s
 
 
 def test_the_common_command_lines_take_the_early_path() -> None:
-    for argv in ARGVS[:8]:
+    for argv in ARGVS[:9]:
         assert early.serve_options(argv) is not None, argv
 
 

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import pty
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+import tty
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -71,8 +74,9 @@ def _exchange(process: subprocess.Popen[bytes], data: bytes) -> bytes:
     return process.stdout.readline()
 
 
-def test_a_host_session_from_spawn_to_a_tool_call(data_dir: Path) -> None:
-    with running_daemon(data_dir) as daemon:
+@pytest.mark.parametrize("event_loop", ["auto", "asyncio"])
+def test_a_host_session_from_spawn_to_a_tool_call(data_dir: Path, event_loop: str) -> None:
+    with running_daemon(data_dir, args=("--event-loop", event_loop)) as daemon:
         assert daemon.initialize()["dataDir"] == str(data_dir)
         assert daemon.request("mcpServer/list") == {"data": []}
         daemon.request("mcpServer/create", {"name": "fx", "config": fixture_config()})
@@ -80,6 +84,9 @@ def test_a_host_session_from_spawn_to_a_tool_call(data_dir: Path) -> None:
         thread = daemon.request("thread/start", {"name": "t", "mcpServers": {"fx": fixture_config()}})["thread"]
         call = {"threadId": thread["id"], "server": "fx", "tool": "echo", "arguments": {"text": "early"}}
         assert daemon.request("mcpServer/tool/call", call, timeout=60)["content"][0]["text"] == "early"
+        serving = next(json.loads(line) for line in daemon.stderr().splitlines() if '"serving"' in line)
+        expected = "uvloop" if event_loop == "auto" and importlib.util.find_spec("uvloop") else "asyncio"
+        assert serving["event_loop"] == expected
 
 
 def test_a_request_before_initialize_is_refused_then_the_handshake_goes_on(data_dir: Path) -> None:
@@ -179,22 +186,65 @@ def test_autostart_follows_an_initialized_sent_with_initialize(data_dir: Path) -
         assert ready["name"] == "on"
 
 
-def test_a_file_as_stdin_is_served_to_its_end(data_dir: Path, tmp_path: Path) -> None:
+def _terminal_output(run: Callable[[int], None]) -> bytes:
+    """What ``run`` wrote to a pseudo-terminal given as its stdout (a character device, not a pipe)."""
+    main, side = pty.openpty()
+    try:
+        tty.setraw(side)  # no newline translation
+        run(side)
+        os.close(side)
+        side = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(main, 1 << 16)
+            except OSError:  # EIO: the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(main)
+        if side >= 0:
+            os.close(side)
+
+
+@pytest.mark.parametrize("event_loop", ["auto", "asyncio"])
+@pytest.mark.parametrize("stdout", ["pipe", "file", "terminal"])
+def test_a_file_as_stdin_is_served_to_its_end(data_dir: Path, tmp_path: Path, stdout: str, event_loop: str) -> None:
+    """stdin (and stdout) need not be pipes; neither event loop may watch a file (uvloop would abort on one)."""
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(
         _request(1, "initialize", CLIENT) + INITIALIZED + _request(2, "mcpServer/list")
         + _request(3, "mcpServer/create", {"name": "fx", "config": fixture_config()}) + _request(4, "thread/list")
     )
-    with requests.open("rb") as stdin:
-        done = subprocess.run(
-            [sys.executable, "-m", "app_server", "--data-dir", str(data_dir)],
-            stdin=stdin,
-            capture_output=True,
-            cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            timeout=60,
-        )
-    assert done.returncode == 0
-    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    output = tmp_path / "answers.jsonl"
+    returncodes = []
+
+    def run(out: int | None) -> None:
+        with requests.open("rb") as stdin:
+            done = subprocess.run(
+                [sys.executable, "-m", "app_server", "--data-dir", str(data_dir), "--event-loop", event_loop],
+                stdin=stdin,
+                stdout=subprocess.PIPE if out is None else out,
+                stderr=subprocess.DEVNULL,
+                cwd=ROOT,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                timeout=60,
+            )
+        returncodes.append(done.returncode)
+        if out is None:
+            output.write_bytes(done.stdout)
+
+    if stdout == "pipe":
+        run(None)
+    elif stdout == "file":
+        with output.open("wb") as out:
+            run(out.fileno())
+    else:
+        output.write_bytes(_terminal_output(run))
+    assert returncodes == [0]
+    answers = [json.loads(line) for line in output.read_bytes().splitlines() if line.strip()]
     assert sorted(answer["id"] for answer in answers) == [1, 2, 3, 4]
     assert all("result" in answer for answer in answers)

@@ -111,9 +111,10 @@ def test_sigterm_with_3000_unread_responses(data_dir: Path, socket_path: Path, t
 
 
 @linux_only
-def test_sigterm_with_tool_calls_in_flight(data_dir: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("event_loop", ["auto", "asyncio"])
+def test_sigterm_with_tool_calls_in_flight(data_dir: Path, tmp_path: Path, event_loop: str) -> None:
     """101 tool calls still running: they get a short grace, then are cancelled and answered; exit 0."""
-    with running_daemon(data_dir) as daemon:
+    with running_daemon(data_dir, args=("--event-loop", event_loop)) as daemon:
         daemon.initialize()
         argv = script("fixture_server.py")
         thread_id = daemon.request(
