@@ -22,7 +22,7 @@ from mcp_runtime._sdk_compat import load_sdk
 from mcp_runtime._slot import ElicitationHandler, SessionSlot, SlotLost
 from mcp_runtime._state import error_info, server_status
 from mcp_runtime._tasks import Spawner
-from mcp_runtime.catalog import CatalogCache
+from mcp_runtime.catalog import CatalogCache, SearchAnswer
 from mcp_runtime.events import EventSink
 from mcp_runtime.oauth.credentials import CREDENTIALS_FILE
 from protocol.config import McpServerConfig
@@ -299,7 +299,7 @@ class SlotOwner(ABC):
             caller=caller, include_deferred=include_deferred, allowed_tools=allowed, disabled_tools=disabled
         )
 
-    async def search_tools(self, query: str, limit: int, *, caller: str | None) -> tuple[list[ToolView], list[str]]:
+    async def search_tools(self, query: str, limit: int, *, caller: str | None) -> SearchAnswer:
         """Ranked search over the tools visible to ``caller`` (deferred ones included); names not found."""
         await self._settled()
         allowed, disabled = self.tool_filters()

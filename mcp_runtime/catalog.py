@@ -393,6 +393,18 @@ SEARCH_CACHE_SIZE = 256
 """Answers kept per catalog generation; past this many distinct (context, query, limit) the cache starts over."""
 
 
+class SearchAnswer:
+    """One kept search answer: the tools, the selected names not found, and its wire encoding, which the first
+    reader that sends it stores (the cache drops all three with its generation). Shared: never mutated."""
+
+    __slots__ = ("encoded", "missing", "views")
+
+    def __init__(self, views: list[ToolView], missing: list[str]) -> None:
+        self.views = views
+        self.missing = missing
+        self.encoded: bytes | None = None
+
+
 class CatalogCache:
     """Views and the search index of one owner's connected servers, rebuilt only when a catalog changes.
 
@@ -404,7 +416,7 @@ class CatalogCache:
         self._servers: dict[str, tuple[McpServerConfig, Sequence[McpTool], list[ToolView]]] = {}
         self._index: ToolIndex | None = None
         self._visible: dict[tuple[Any, ...], tuple[list[ToolView], frozenset[str]]] = {}
-        self._answers: dict[tuple[Any, ...], tuple[list[ToolView], list[str]]] = {}
+        self._answers: dict[tuple[Any, ...], SearchAnswer] = {}
 
     def update(self, servers: dict[str, tuple[McpServerConfig, Sequence[McpTool]]]) -> None:
         changed = set(self._servers) != set(servers)
@@ -463,7 +475,7 @@ class CatalogCache:
         caller: str | None,
         allowed_tools: Sequence[str] | None = None,
         disabled_tools: Sequence[str] | None = None,
-    ) -> tuple[list[ToolView], list[str]]:
+    ) -> SearchAnswer:
         """:meth:`ToolIndex.search` over what the context sees (deferred included), answers kept per generation."""
         key = (_context_key(caller, True, allowed_tools, disabled_tools), query, limit)
         hit = self._answers.get(key)
@@ -473,8 +485,8 @@ class CatalogCache:
             )
             if len(self._answers) >= SEARCH_CACHE_SIZE:
                 self._answers.clear()
-            hit = self._answers[key] = self.index().search(query, limit, visible=visible)
-        return list(hit[0]), list(hit[1])
+            hit = self._answers[key] = SearchAnswer(*self.index().search(query, limit, visible=visible))
+        return hit
 
 
 def _context_key(

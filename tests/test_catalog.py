@@ -363,17 +363,18 @@ def test_cached_search_answers_like_the_index(words, limit, caller, allowed):
     _, visible = cache.visible(caller=caller, include_deferred=True, allowed_tools=allowed)
     expected = cache.index().search(query, limit, visible=visible)
     first = cache.search(query, limit, caller=caller, allowed_tools=allowed)
-    again = cache.search(query, limit, caller=caller, allowed_tools=allowed)
-    assert first == again == expected
+    assert (first.views, first.missing) == expected
+    assert cache.search(query, limit, caller=caller, allowed_tools=allowed) is first  # kept, with its encoding
     # the best ``limit`` are a prefix of a longer ranking (ties broken by name, no key function needed)
     longer = cache.index().search(query, 100, visible=visible)[0]
     assert expected[0] == longer[:limit]
-    first[0].clear()  # callers get copies: the kept answer is not theirs to change
-    assert cache.search(query, limit, caller=caller, allowed_tools=allowed) == expected
 
 
-def test_cached_answers_are_dropped_when_the_catalog_changes():
+def test_cached_answers_and_their_encoding_are_dropped_when_the_catalog_changes():
     cache = _cache()
-    assert names(cache.search("issue", 10, caller=None)[0]) == ["mcp__github__create_issue"]
+    kept = cache.search("issue", 10, caller=None)
+    assert names(kept.views) == ["mcp__github__create_issue"]
+    kept.encoded = b"sent before"
     cache.update({})
-    assert cache.search("issue", 10, caller=None) == ([], [])
+    fresh = cache.search("issue", 10, caller=None)
+    assert (fresh.views, fresh.missing, fresh.encoded) == ([], [], None)

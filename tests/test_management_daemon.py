@@ -129,6 +129,13 @@ def test_tool_views_filters_deferral_and_search(daemon: Daemon) -> None:
     assert selected["missing"] == ["mcp__fx__fail"]
     ranked = daemon.request("mcpTool/search", {"query": "echo", "limit": 3})["data"]
     assert ranked[0]["name"] == "mcp__fx__echo"
+    # A kept answer is sent again as it was, and dropped once the catalog it came from changes.
+    assert daemon.request("mcpTool/search", {"query": "echo", "limit": 3})["data"] == ranked
+    daemon.request("mcpServer/update", {"name": "fx", "patch": {"disabledTools": ["fail", "echo"]}})
+    daemon.request("mcpServer/start", {"name": "fx"}, timeout=60)
+    assert "mcp__fx__echo" not in [v["name"] for v in daemon.request("mcpTool/search", {"query": "echo"})["data"]]
+    reselected = daemon.request("mcpTool/search", {"query": "select:mcp__fx__add,mcp__fx__fail,mcp__fx__echo"})
+    assert reselected["missing"] == ["mcp__fx__fail", "mcp__fx__echo"]
     page = daemon.request("mcpTool/list", {"server": "fx", "limit": 5})
     assert len(page["data"]) == 5 and page["nextCursor"]
     with pytest.raises(DaemonError) as err:

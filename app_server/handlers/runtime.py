@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from app_server.connection import EncodedResult
+from app_server.connection import EncodedResult, model_json
 from app_server.daemon import RequestContext
 from app_server.handlers.owners import owner
 from app_server.handlers.paging import page
@@ -85,10 +85,11 @@ async def tool_list_for_context(ctx: RequestContext, params: ToolListForContextP
 
 
 @method("mcpTool/search", ToolSearchParams)
-async def tool_search(ctx: RequestContext, params: ToolSearchParams) -> ToolSearchResult:
-    of = owner(ctx, params.thread_id)
-    found, missing = await of.search_tools(params.query, params.limit, caller=params.caller)
-    return ToolSearchResult(data=found, missing=missing or None)
+async def tool_search(ctx: RequestContext, params: ToolSearchParams) -> ToolSearchResult | EncodedResult:
+    answer = await owner(ctx, params.thread_id).search_tools(params.query, params.limit, caller=params.caller)
+    if answer.encoded is None:  # encoded once per kept answer: a repeated query costs a lookup
+        answer.encoded = model_json(ToolSearchResult(data=answer.views, missing=answer.missing or None))
+    return EncodedResult(answer.encoded)
 
 
 @method("mcpPrompt/list", PromptListParams)
