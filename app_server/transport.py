@@ -20,14 +20,15 @@ JOIN_BYTES = 1 << 18
 """Writes of one loop pass up to this size are joined into one system call; larger ones go as they are."""
 
 
-def _is_pipe(fd: int) -> bool:
-    """A pipe or socket, which the event loop may watch. A file, terminal or ``/dev/null`` is read and written
-    plainly: asyncio refuses a file with ValueError, but uvloop's libuv aborts the process on one."""
+def _watchable(fd: int) -> bool:
+    """A pipe, socket or terminal, which the event loop may watch (a terminal must be: a read blocked in a
+    worker thread would hold the process at exit). A file or ``/dev/null`` is read and written plainly:
+    asyncio refuses one with an error, but uvloop's libuv aborts the process."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
 class Transport:
@@ -56,14 +57,14 @@ class Transport:
         loop = asyncio.get_running_loop()
         reader: asyncio.StreamReader | None = None
         writer: asyncio.StreamWriter | None = None
-        if not input_ended and _is_pipe(sys.stdin.fileno()):
+        if not input_ended and _watchable(sys.stdin.fileno()):
             stream = asyncio.StreamReader(limit=CHUNK)
             try:
                 await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), sys.stdin.buffer)
                 reader = stream
             except (ValueError, OSError):
                 pass
-        if _is_pipe(sys.stdout.fileno()):
+        if _watchable(sys.stdout.fileno()):
             _widen_pipe(sys.stdout.fileno())
             try:
                 transport, protocol = await loop.connect_write_pipe(

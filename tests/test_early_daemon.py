@@ -7,6 +7,7 @@ import importlib.util
 import json
 import os
 import pty
+import select
 import signal
 import subprocess
 import sys
@@ -208,6 +209,38 @@ def _terminal_output(run: Callable[[int], None]) -> bytes:
         os.close(main)
         if side >= 0:
             os.close(side)
+
+
+@pytest.mark.parametrize("event_loop", ["auto", "asyncio"])
+def test_a_terminal_as_stdio_is_served_and_sigterm_ends_it(data_dir: Path, event_loop: str) -> None:
+    """A terminal is watched by the loop: a read blocked in a worker thread would hold the process at exit."""
+    main, side = pty.openpty()
+    tty.setraw(side)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app_server", "--data-dir", str(data_dir), "--event-loop", event_loop],
+        stdin=side,
+        stdout=side,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        # thread/list is answered by the processor, not the early reader: the loop reads the terminal by then.
+        os.write(main, _request(1, "initialize", CLIENT) + INITIALIZED + _request(2, "thread/list"))
+        received = b""
+        while received.count(b"\n") < 2:
+            readable, _, _ = select.select([main], [], [], 30)
+            assert readable, f"no answer: {received!r}"
+            received += os.read(main, 1 << 16)
+        assert [json.loads(line)["id"] for line in received.splitlines()] == [1, 2]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(main)
+        os.close(side)
 
 
 @pytest.mark.parametrize("event_loop", ["auto", "asyncio"])
