@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_runtime._catalog_cache import CatalogCache
 from mcp_runtime.catalog import (
     AUTO_DEFER_THRESHOLD,
-    CatalogCache,
     ToolIndex,
     allowed_callers,
     build_views,
