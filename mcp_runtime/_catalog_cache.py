@@ -18,7 +18,8 @@ SEARCH_CACHE_SIZE = 256
 
 class SearchAnswer:
     """One kept search answer: the tools, the selected names not found, and its wire encoding, which the first
-    reader that sends it stores (the cache drops all three with its generation). Shared: never mutated."""
+    reader that sends it stores (the cache drops all three with its generation). Shared: the tools and names
+    are never changed."""
 
     __slots__ = ("encoded", "missing", "views")
 
