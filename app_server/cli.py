@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import os
 import signal
@@ -30,6 +31,14 @@ CLOSE_S = 2.0
 FLUSH_S = 2.0
 """Shutdown: time for connections to flush their last output, while the MCP connections close."""
 EVENT_LOOPS = ("auto", "asyncio")
+YOUNG_COLLECTION_THRESHOLD = 10_000
+"""Container allocations (net of frees) between two young-generation collections (CPython's default: 700).
+
+Nearly everything a request or a server start allocates (parsed JSON, the SDK's copies of a listing) is freed by
+reference counting, not by the collector. At 700, a burst of 16 server starts ran about a hundred collections
+and, in most bursts, a full pass over every live catalog: 7-22 ms of the daemon's 120-170 ms of CPU. At 10,000
+the burst ends 20-40 ms sooner here; the cyclic garbage kept a little longer costs well under a MiB of RSS.
+"""
 
 
 def use_uvloop(choice: str) -> bool:
@@ -112,6 +121,7 @@ def main(argv: Sequence[str] | None = None, early: EarlyStdio | None = None) -> 
     from mcp_runtime import safe_fs
 
     safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
     uvloop = use_uvloop(args.event_loop)
     loop_name = "uvloop" if uvloop else "asyncio"
     anyio.run(_serve, data_dir, env, listen, early, loop_name, backend_options={"use_uvloop": uvloop})
@@ -136,7 +146,7 @@ async def _serve(
     prefix = early.handover() if early is not None else b""
     stdio = await Transport.stdio(prefix, input_ended=early is not None and early.ended)
     main_processor = Processor(daemon, ClientConnection("stdio", stdio))
-    log.info("serving", event_loop=event_loop)
+    log.info("serving", event_loop=event_loop, gc_threshold=gc.get_threshold())
     processors = {main_processor}
     closing = False
     try:

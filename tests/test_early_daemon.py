@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from app_server import early as early_path
+from app_server.cli import YOUNG_COLLECTION_THRESHOLD
 from tests.daemon_client import Daemon, DaemonError, running_daemon
 from tests.fixtures import fixture_config
 
@@ -88,6 +89,7 @@ def test_a_host_session_from_spawn_to_a_tool_call(data_dir: Path, event_loop: st
         serving = next(json.loads(line) for line in daemon.stderr().splitlines() if '"serving"' in line)
         expected = "uvloop" if event_loop == "auto" and importlib.util.find_spec("uvloop") else "asyncio"
         assert serving["event_loop"] == expected
+        assert serving["gc_threshold"][0] == YOUNG_COLLECTION_THRESHOLD
 
 
 def test_a_request_before_initialize_is_refused_then_the_handshake_goes_on(data_dir: Path) -> None:
