@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.tool_call import FIXTURE, DaemonPipe
+from bench.pipe import JsonPipe, daemon_command
+from bench.tool_call import FIXTURE
 
 HOSTILE = [
     b"[" * 982 + b"]" * 982,
@@ -36,7 +37,7 @@ def _memory(pid: int) -> dict[str, int]:
     }
 
 
-def _pipelined(daemon: DaemonPipe, messages: list[dict[str, Any]]) -> int:
+def _pipelined(daemon: JsonPipe, messages: list[dict[str, Any]]) -> int:
     """Send every message, then read until each has been answered; returns how many were errors."""
     daemon.stdin.write(b"".join(json.dumps(m, separators=(",", ":")).encode() + b"\n" for m in messages))
     daemon.stdin.flush()
@@ -53,14 +54,7 @@ def _pipelined(daemon: DaemonPipe, messages: list[dict[str, Any]]) -> int:
     return errors
 
 
-def _result(daemon: DaemonPipe, method: str, params: dict[str, Any]) -> Any:
-    response = daemon.request(f"setup-{method}", method, params)
-    if "error" in response:
-        raise RuntimeError(f"{method}: {response['error']}")
-    return response["result"]
-
-
-def _hostile(daemon: DaemonPipe, count: int) -> None:
+def _hostile(daemon: JsonPipe, count: int) -> None:
     lines = b"".join(HOSTILE[i % len(HOSTILE)] + b"\n" for i in range(count))
     daemon.stdin.write(lines + b'{"id":"after-hostile","method":"mcpServer/list"}\n')
     daemon.stdin.flush()
@@ -70,15 +64,15 @@ def _hostile(daemon: DaemonPipe, count: int) -> None:
 def run(rounds: int, calls: int, lists: int, hostile: int) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as data_dir:
-        daemon = DaemonPipe(data_dir)
+        daemon = JsonPipe(daemon_command(data_dir))
         try:
-            _result(daemon, "initialize", {"clientInfo": {"name": "soak", "version": "0"}})
+            daemon.initialize()
             server = {"command": FIXTURE[0], "args": FIXTURE[1:]}
-            _result(daemon, "mcpServer/create", {"name": "fx", "config": server})
-            _result(daemon, "mcpServer/start", {"name": "fx"})
-            thread = _result(daemon, "thread/start", {"name": "soak", "mcpServers": {"fx": server}})["thread"]["id"]
-            call = {"threadId": thread, "server": "fx", "tool": "echo", "arguments": {"text": "soak"}}
-            _result(daemon, "mcpServer/tool/call", call)
+            daemon.request("create", "mcpServer/create", {"name": "fx", "config": server})
+            daemon.request("start", "mcpServer/start", {"name": "fx"})
+            thread = daemon.request("thread", "thread/start", {"name": "soak", "mcpServers": {"fx": server}})
+            call = {"threadId": thread["thread"]["id"], "server": "fx", "tool": "echo", "arguments": {"text": "soak"}}
+            daemon.request("call", "mcpServer/tool/call", call)
             rows.append({"phase": "start", "seconds": 0.0, "errors": 0, **_memory(daemon.process.pid)})
             ids = iter(range(10**9))
             for round_number in range(1, rounds + 1):
@@ -102,8 +96,7 @@ def run(rounds: int, calls: int, lists: int, hostile: int) -> list[dict[str, Any
                     **_memory(daemon.process.pid),
                 })
         finally:
-            daemon.process.stdin.close()  # type: ignore[union-attr]
-            daemon.process.wait(10)
+            daemon.close()
     return rows
 
 
