@@ -1,6 +1,6 @@
 """Management-side benchmarks through the real daemon (SPEC §8), each next to a baseline from the same run.
 
-- 16 servers whose handshake takes 0.5 s, started at once, vs one started alone (budget ≤ 1.3x);
+- 16 servers whose handshake takes 0.5 s, started at once, vs one started alone (budget ≤ 1.3x; medians of three);
 - ``mcpServerStatus/list`` with 16 connected servers x 128 tools: round trip ≤ 5 ms, the daemon's CPU ≤ 1 ms;
 - ``mcpTool/search`` over 32 x 128 tools where every tool matches: round trip ≤ 0.5 ms;
 - daemon RSS with 32 connected servers ≤ 120 MiB.
@@ -28,6 +28,9 @@ TOOLS_PER_SERVER = 128
 FIXTURE_BASE_TOOLS = 13
 MATCH_ALL_QUERY = "helper"  # every extra fixture tool says "helper number <i>"
 HANDSHAKE_DELAY_S = 0.5
+BURSTS = 3
+"""The 16 starts are timed as the median of three bursts, as one start is of three starts: on this machine the
+same burst took 0.12-0.21 s of the daemon's CPU from one run to the next."""
 
 
 class _Ids:
@@ -146,7 +149,7 @@ def sdk_start_floor(url: str) -> dict[str, float]:
 
     asyncio.run(_sdk_starts(url, 1))  # imports, first-use costs
     single = statistics.median(asyncio.run(_sdk_starts(url, 1)) for _ in range(3))
-    together = asyncio.run(_sdk_starts(url, 16))
+    together = statistics.median(asyncio.run(_sdk_starts(url, 16)) for _ in range(BURSTS))
     return {
         "sdk_start_one_s": round(single, 3),
         "sdk_start_16_s": round(together, 3),
@@ -175,8 +178,16 @@ def measure(calls: int) -> dict[str, Any]:
                 single_cpu.append((pipe.cpu_seconds() - cpu[0], _cpu_seconds(fixture) - cpu[1]))
             for i in range(3):
                 pipe.request(ids(), "mcpServer/stop", {"name": f"s{i:02d}"})
-            cpu = pipe.cpu_seconds(), _cpu_seconds(fixture)
-            together = _start_all(pipe, ids, [f"s{i:02d}" for i in range(16)])
+            sixteen = [f"s{i:02d}" for i in range(16)]
+            bursts, bursts_cpu = [], []
+            for burst in range(BURSTS):
+                if burst:
+                    for name in sixteen:
+                        pipe.request(ids(), "mcpServer/stop", {"name": name})
+                cpu = pipe.cpu_seconds(), _cpu_seconds(fixture)
+                bursts.append(_start_all(pipe, ids, sixteen))
+                bursts_cpu.append((pipe.cpu_seconds() - cpu[0], _cpu_seconds(fixture) - cpu[1]))
+            together = statistics.median(bursts)
             report["start_one_s"] = round(statistics.median(single), 3)
             report["start_16_at_once_s"] = round(together, 3)
             report["start_ratio"] = round(together / statistics.median(single), 2)
@@ -184,8 +195,9 @@ def measure(calls: int) -> dict[str, Any]:
             # Diagnostics (not budgets): where the CPU of a start goes, the daemon's and the fixture's.
             report["start_one_each_s"] = [round(s, 3) for s in single]
             report["start_one_daemon_cpu_s"] = [round(c[0], 3) for c in single_cpu]
-            report["start_16_daemon_cpu_s"] = round(pipe.cpu_seconds() - cpu[0], 3)
-            report["start_16_fixture_cpu_s"] = round(_cpu_seconds(fixture) - cpu[1], 3)
+            report["start_16_each_s"] = [round(s, 3) for s in bursts]
+            report["start_16_daemon_cpu_s"] = round(statistics.median(c[0] for c in bursts_cpu), 3)
+            report["start_16_fixture_cpu_s"] = round(statistics.median(c[1] for c in bursts_cpu), 3)
             # What 1.3x leaves after the handshake: each side's work for the 16 must fit in it on its own core.
             report["start_window_after_handshake_s"] = round(1.3 * statistics.median(single) - HANDSHAKE_DELAY_S, 3)
             status, status_cpu = _timed(pipe, ids, "mcpServerStatus/list", {}, calls)
@@ -221,7 +233,8 @@ def main() -> None:
     )
     print(
         f"  (diagnostics: one alone {r['start_one_each_s']} s, daemon CPU {r['start_one_daemon_cpu_s']} s; "
-        f"16 at once: daemon CPU {r['start_16_daemon_cpu_s']} s, fixture CPU {r['start_16_fixture_cpu_s']} s; "
+        f"16 at once: {r['start_16_each_s']} s, daemon CPU {r['start_16_daemon_cpu_s']} s, "
+        f"fixture CPU {r['start_16_fixture_cpu_s']} s; "
         f"the SDK alone in one process: one {r['sdk_start_one_s']} s, 16 at once {r['sdk_start_16_s']} s, "
         f"ratio {r['sdk_start_ratio']})"
     )
