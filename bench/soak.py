@@ -1,7 +1,9 @@
-"""Soak: thousands of tool calls, status lists and hostile lines through one daemon; RSS and open fds before/after.
+"""Soak: thousands of tool calls, status lists, hostile lines and server restarts through one daemon; RSS and open
+fds before/after.
 
 A leak shows as growth that scales with the number of rounds; the table prints each phase's totals.
-Run: ``.venv/bin/python -m bench.soak [--rounds 5] [--calls 2000] [--lists 2000] [--hostile 500] [--json]``.
+Run: ``.venv/bin/python -m bench.soak [--rounds 5] [--calls 2000] [--lists 2000] [--hostile 500] [--restarts 10]
+[--json]``.
 """
 
 from __future__ import annotations
@@ -12,11 +14,16 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from bench.pipe import JsonPipe, daemon_command
 from bench.tool_call import FIXTURE
+from scripts.smoke.fixtures.launch import http_fixture
+
+HTTP_SERVERS = 8
+"""Restarted together: an ended session is freed only by a garbage collection (``mcp_runtime._collector``)."""
 
 HOSTILE = [
     b"[" * 982 + b"]" * 982,
@@ -61,12 +68,25 @@ def _hostile(daemon: JsonPipe, count: int) -> None:
     daemon.response("after-hostile")
 
 
-def run(rounds: int, calls: int, lists: int, hostile: int) -> list[dict[str, Any]]:
+def _restarts(daemon: JsonPipe, ids: Iterator[int], count: int) -> int:
+    """``count`` times: start the HTTP servers at once, then stop them at once; returns how many were errors."""
+    errors = 0
+    names = [f"web{i}" for i in range(HTTP_SERVERS)]
+    for _ in range(count):
+        for method in ("mcpServer/start", "mcpServer/stop"):
+            errors += _pipelined(daemon, [{"id": next(ids), "method": method, "params": {"name": n}} for n in names])
+    return errors
+
+
+def run(rounds: int, calls: int, lists: int, hostile: int, restarts: int = 0) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as data_dir:
+    with tempfile.TemporaryDirectory() as data_dir, http_fixture("--extra-tools", "115") as url:
         daemon = JsonPipe(daemon_command(data_dir))
         try:
             daemon.initialize()
+            for i in range(HTTP_SERVERS):
+                web = {"name": f"web{i}", "config": {"type": "http", "url": url}}
+                daemon.request(f"web{i}", "mcpServer/create", web)
             server = {"command": FIXTURE[0], "args": FIXTURE[1:]}
             daemon.request("create", "mcpServer/create", {"name": "fx", "config": server})
             daemon.request("start", "mcpServer/start", {"name": "fx"})
@@ -89,6 +109,7 @@ def run(rounds: int, calls: int, lists: int, hostile: int) -> list[dict[str, Any
                     status = [{"id": next(ids), "method": "mcpServerStatus/list"} for _ in range(size)]
                     errors += _pipelined(daemon, status)
                 _hostile(daemon, hostile)
+                errors += _restarts(daemon, ids, restarts)
                 rows.append({
                     "phase": f"round {round_number}",
                     "seconds": round(time.perf_counter() - started, 2),
@@ -124,9 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=2000, help="tool calls per round")
     parser.add_argument("--lists", type=int, default=2000, help="mcpServerStatus/list requests per round")
     parser.add_argument("--hostile", type=int, default=500, help="hostile lines per round")
+    parser.add_argument("--restarts", type=int, default=10, help=f"starts and stops of {HTTP_SERVERS} HTTP servers")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    rows = run(args.rounds, args.calls, args.lists, args.hostile)
+    rows = run(args.rounds, args.calls, args.lists, args.hostile, args.restarts)
     print(json.dumps(rows) if args.json else _table(rows))
     return 0
 

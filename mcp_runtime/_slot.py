@@ -20,6 +20,7 @@ import structlog
 
 from mcp_runtime import _requests
 from mcp_runtime._catalog_refresh import CallGate, CatalogRefresher
+from mcp_runtime._collector import ENDED_SESSIONS
 from mcp_runtime._connect import handshake, is_modern, open_client
 from mcp_runtime._errors import classify_session_failure, exit_description
 from mcp_runtime._listen import ListenStream
@@ -205,6 +206,7 @@ class SessionSlot:
                 )
         finally:
             self._client = None
+            ENDED_SESSIONS.ended(self._spawner)
         self._finish(error)
 
     async def _serve(self, client: Client, scope: anyio.CancelScope) -> None:
