@@ -78,7 +78,7 @@ def _restarts(daemon: JsonPipe, ids: Iterator[int], count: int) -> int:
     return errors
 
 
-def run(rounds: int, calls: int, lists: int, hostile: int, restarts: int = 0) -> list[dict[str, Any]]:
+def run(rounds: int, calls: int, lists: int, hostile: int, restarts: int) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as data_dir, http_fixture("--extra-tools", "115") as url:
         daemon = JsonPipe(daemon_command(data_dir))
