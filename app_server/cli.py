@@ -195,9 +195,9 @@ async def _close_runtime(daemon: Daemon) -> None:
 
 async def _kill_children_after(delay: float) -> None:
     await anyio.sleep(delay)
-    from mcp_runtime import kill_live_children
+    from mcp_runtime import kill_live_groups
 
-    if kill_live_children():
+    if kill_live_groups():
         log.warning("killed_children_after_close_timeout")
 
 

@@ -21,8 +21,9 @@ from typing import Any
 if not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mcp_runtime.catalog import ToolIndex, build_views
-from mcp_runtime.config import parse_server_config
+from mcp_runtime.catalog.search import ToolIndex
+from mcp_runtime.catalog.views import build_views
+from mcp_runtime.config.rules import parse_server_config
 from protocol.server import McpTool
 from protocol.tool import ToolView
 

@@ -14,7 +14,7 @@ import tomlkit
 
 from mcp_runtime.apps import APPS, jsonc, plan_import, resolve_path, sync_app
 from mcp_runtime.apps.ledger import LEDGER_FILE
-from mcp_runtime.config import parse_server_config
+from mcp_runtime.config.rules import parse_server_config
 from protocol.jsonrpc import AppError
 
 JSON_APPS = ["claude", "claudeDesktop", "gemini", "cursor", "vscode"]

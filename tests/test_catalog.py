@@ -8,18 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_runtime._catalog_cache import CatalogCache
-from mcp_runtime.catalog import (
-    AUTO_DEFER_THRESHOLD,
-    ToolIndex,
-    allowed_callers,
-    build_views,
-    full_name,
-    split_full_name,
-    tokenize,
-    visible_for_context,
-)
-from mcp_runtime.config import parse_server_config
+from mcp_runtime.catalog.cache import CatalogCache
+from mcp_runtime.catalog.names import full_name, split_full_name
+from mcp_runtime.catalog.search import ToolIndex, tokenize
+from mcp_runtime.catalog.views import AUTO_DEFER_THRESHOLD, allowed_callers, build_views, visible_for_context
+from mcp_runtime.config.rules import parse_server_config
 from protocol.jsonrpc import AppError
 from protocol.server import McpTool
 from protocol.tool import ToolListResult, ToolView

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from mcp_types import Tool
 
-from mcp_runtime._catalog_refresh import validate_sdk_tools, validate_tools
+from mcp_runtime.session.refresh import validate_sdk_tools, validate_tools
 from protocol.jsonrpc import AppError
 
 SCHEMA = {"type": "object", "properties": {"x": {"type": "number", "default": 1.0}}}

@@ -8,8 +8,8 @@ from contextlib import contextmanager
 
 import anyio
 
-from mcp_runtime._collector import EndedSessions
-from mcp_runtime._tasks import Spawner
+from mcp_runtime.session.collector import EndedSessions
+from mcp_runtime.tasks import Spawner
 
 
 @contextmanager

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_runtime.config import normalized, parse_server_config, redacted
+from mcp_runtime.config.edits import normalized, redacted
+from mcp_runtime.config.rules import parse_server_config
 from protocol.jsonrpc import AppError
 
 
@@ -208,13 +209,13 @@ def test_validation_errors_hide_union_labels_and_class_names() -> None:
     ],
 )
 def test_merge_patch_follows_rfc_7396(target: Any, patch: Any, result: Any) -> None:
-    from mcp_runtime.config import merge_patch
+    from mcp_runtime.config.edits import merge_patch
 
     assert merge_patch(target, patch) == result
 
 
 def test_stored_form_keeps_only_what_the_user_wrote() -> None:
-    from mcp_runtime.config import to_wire
+    from mcp_runtime.config.edits import to_wire
 
     config = parse_server_config("a", {"command": "x", "toolTimeoutMs": 9000})
     assert to_wire(config) == {"type": "stdio", "command": "x", "toolTimeoutMs": 9000}
@@ -223,7 +224,7 @@ def test_stored_form_keeps_only_what_the_user_wrote() -> None:
 
 
 def test_redacted_values_are_restored_from_the_stored_config() -> None:
-    from mcp_runtime.config import patched, restore_redacted
+    from mcp_runtime.config.edits import patched, restore_redacted
 
     stored = parse_server_config("a", {"command": "x", "env": {"K": "secret", "L": "1"}})
     sent = parse_server_config("a", {"command": "y", "env": {"K": "***", "L": "2"}})
@@ -236,7 +237,7 @@ def test_redacted_values_are_restored_from_the_stored_config() -> None:
 
 
 def test_policy_options() -> None:
-    from mcp_runtime.config import ConfigPolicy
+    from mcp_runtime.config.policy import ConfigPolicy
 
     default = ConfigPolicy.from_options(None, None)
     assert default.transports == {"stdio", "http"} and default.stdio_sandbox == ()
@@ -261,7 +262,7 @@ _VALUES = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characte
 
 @given(env=st.dictionaries(_ENV_NAMES, _VALUES, max_size=6), description=st.none() | st.text(max_size=10))
 def test_a_listed_config_sent_back_is_the_stored_one(env: dict[str, str], description: str | None) -> None:
-    from mcp_runtime.config import restore_redacted, to_wire
+    from mcp_runtime.config.edits import restore_redacted, to_wire
 
     stored = parse_server_config("a", {"command": "x", "env": env})
     sent = redacted(stored) | ({"description": description} if description is not None else {})

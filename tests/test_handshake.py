@@ -76,7 +76,7 @@ def test_quick_result_is_a_valid_initialize_result() -> None:
 
 def test_empty_store_list_agrees_with_the_store_and_the_model(tmp_path: Path) -> None:
     from mcp_runtime import ConfigStore
-    from mcp_runtime.store import STORE_FILE
+    from mcp_runtime.storage.store import STORE_FILE
     from protocol.server import ServerListResult
 
     assert handshake.STORE_FILE == STORE_FILE
@@ -90,7 +90,7 @@ def test_empty_store_list_agrees_with_the_store_and_the_model(tmp_path: Path) ->
 
 
 def test_policy_transports_match_the_protocol() -> None:
-    from mcp_runtime._policy import TRANSPORTS
+    from mcp_runtime.config.policy import TRANSPORTS
     from protocol.config import TRANSPORTS as PROTOCOL_TRANSPORTS
 
     assert TRANSPORTS == PROTOCOL_TRANSPORTS

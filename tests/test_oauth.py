@@ -17,11 +17,11 @@ import httpx2
 import pytest
 import structlog
 
-from mcp_runtime.config import parse_server_config
+from mcp_runtime.config.rules import parse_server_config
 from mcp_runtime.oauth import OAuthLogins, auth_status, oauth_auth
 from mcp_runtime.oauth.callback import CallbackServer
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
-from mcp_runtime.transport import REASON_MARKER
+from mcp_runtime.session.upstream_guard import REASON_MARKER
 from protocol.jsonrpc import AppError
 from protocol.server import ErrorInfo
 from scripts.smoke.fixtures.launch import oauth_fixture

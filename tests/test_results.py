@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app_server.archive import ThreadArchive, whole_characters
-from mcp_runtime._projection import PROJECTION_TEXT_BYTES, clip, stored
+from mcp_runtime.owners.projection import PROJECTION_TEXT_BYTES, clip, stored
 from tests.daemon_client import Daemon, DaemonError, running_daemon
 from tests.fixtures import NODE_MODULES, everything_config, fixture_config
 from tests.test_threads import START_TIMEOUT, call, error_of, start_call, start_thread

@@ -16,8 +16,8 @@ import anyio
 import pytest
 
 from mcp_runtime import McpClientManager, Spawner, parse_server_config
-from mcp_runtime._collector import ENDED_SESSIONS
-from mcp_runtime._slot import SessionSlot
+from mcp_runtime.session.collector import ENDED_SESSIONS
+from mcp_runtime.session.slot import SessionSlot
 from protocol.base import WireModel
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
@@ -526,7 +526,7 @@ async def test_connection_lost_is_reported() -> None:
 
 
 async def test_validate_tools_rules() -> None:
-    from mcp_runtime._catalog_refresh import validate_tools
+    from mcp_runtime.session.refresh import validate_tools
 
     schema = {"type": "object"}
     assert [t.name for t in validate_tools("fx", [{"name": "ok", "inputSchema": schema}])] == ["ok"]

@@ -1,4 +1,4 @@
-"""``mcp_runtime._validation``: the fast validator only ever confirms what ``jsonschema`` (the authority) would
+"""``mcp_runtime.catalog.schemas``: the fast validator only ever confirms what ``jsonschema`` (the authority) would
 accept, the errors always come from ``jsonschema``, and no schema makes either fetch a reference."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema.validators import validator_for
 
-from mcp_runtime._validation import errors, validator
+from mcp_runtime.catalog.schemas import errors, validator
 
 SCHEMAS: list[dict[str, Any]] = [
     {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},

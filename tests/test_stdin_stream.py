@@ -1,4 +1,4 @@
-"""The stdio write stream (``mcp_runtime._stdin``): the anyio internals it writes through, and its behaviour on a
+"""The stdio write stream (``mcp_runtime.session.stdin``): the anyio internals it writes through, and its behaviour on a
 real child process (order, one write per loop pass after the first, a broken pipe)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCNotification, JSONRPCRequest
 
-from mcp_runtime._stdin import StdinStream, stdin_writer
-from mcp_runtime._upstream_guard import UpstreamGuard
+from mcp_runtime.session.stdin import StdinStream, stdin_writer
+from mcp_runtime.session.upstream_guard import UpstreamGuard
 
 COPY = "import sys\nfor line in sys.stdin: sys.stdout.write(line); sys.stdout.flush()\n"
 

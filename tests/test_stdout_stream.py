@@ -1,4 +1,4 @@
-"""The stdio read stream (``mcp_runtime._stdout``) on a real child's stdout: lines however the pipe cuts them, in
+"""The stdio read stream (``mcp_runtime.session.stdout``) on a real child's stdout: lines however the pipe cuts them, in
 order and through the guard; the end of the pipe, an oversized line and a close."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import anyio
 import pytest
 from mcp.shared.message import SessionMessage
 
-from mcp_runtime._stdout import StdoutStream
-from mcp_runtime._upstream_guard import UpstreamGuard
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
-from mcp_runtime.transport import _stdout_pipe
+from mcp_runtime.session.stdio import _stdout_pipe
+from mcp_runtime.session.stdout import StdoutStream
+from mcp_runtime.session.upstream_guard import UpstreamGuard
 
 
 class _Overflow:

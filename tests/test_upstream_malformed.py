@@ -135,7 +135,7 @@ def test_non_finite_arguments_never_reach_the_server(session: tuple[Daemon, str,
 def test_detail_of_a_reply_with_a_bad_shape_names_the_problem() -> None:
     from mcp_types import JSONRPCRequest
 
-    from mcp_runtime._upstream_guard import SkippedLine, UpstreamGuard
+    from mcp_runtime.session.upstream_guard import SkippedLine, UpstreamGuard
 
     guard = UpstreamGuard()
     guard.sent(JSONRPCRequest(jsonrpc="2.0", id=7, method="tools/call"))

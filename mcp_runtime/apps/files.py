@@ -13,7 +13,7 @@ from pathlib import Path
 
 from filelock import Timeout
 
-from mcp_runtime import _safe_fs
+from mcp_runtime.storage import safe_fs as _safe_fs
 from protocol.jsonrpc import AppError
 
 

@@ -14,7 +14,9 @@ from mcp_runtime.apps.common import AppSpec
 from mcp_runtime.apps.documents import parse_entries
 from mcp_runtime.apps.files import UnparsableFile, read_text
 from mcp_runtime.apps.registry import APPS, resolve_path
-from mcp_runtime.config import normalized, parse_server_config, policy
+from mcp_runtime.config.edits import normalized
+from mcp_runtime.config.policy import policy
+from mcp_runtime.config.rules import parse_server_config
 from protocol.config import AppName, McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import SkippedEntry

@@ -19,7 +19,8 @@ from mcp_runtime.apps.common import AppSpec, NotExpressible
 from mcp_runtime.apps.documents import open_document, verify
 from mcp_runtime.apps.files import UnparsableFile, atomic_write, backup, file_mode, locked, read_text, real_path
 from mcp_runtime.apps.registry import APPS, resolve_path
-from mcp_runtime.config import parse_server_config, to_wire
+from mcp_runtime.config.edits import to_wire
+from mcp_runtime.config.rules import parse_server_config
 from protocol.config import AppName, McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import ErrorInfo, SyncAppResult

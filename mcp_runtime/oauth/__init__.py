@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcp_runtime.config import is_sensitive_header
+from mcp_runtime.config.rules import is_sensitive_header
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
 from mcp_runtime.oauth.login import DEFAULT_TIMEOUT_S, LoginDone, LoginStarted, OAuthLogins
 from protocol.config import HttpServerConfig, McpServerConfig, OAuthSettings

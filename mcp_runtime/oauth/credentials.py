@@ -18,9 +18,9 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from mcp_runtime._clock import utc_now
-from mcp_runtime._safe_fs import FILE_MODE
-from mcp_runtime.store import write_atomic
+from mcp_runtime.storage.clock import utc_now
+from mcp_runtime.storage.safe_fs import FILE_MODE
+from mcp_runtime.storage.store import write_atomic
 from protocol.jsonrpc import AppError
 
 CREDENTIALS_VERSION = 1

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from mcp_runtime.config import check_url
+from mcp_runtime.config.rules import check_url
 from protocol.jsonrpc import AppError
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}

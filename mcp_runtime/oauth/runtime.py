@@ -53,7 +53,7 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
 from mcp_runtime.oauth.policy import OriginPolicy, sdk_failure, silence_sdk_auth_logging
-from mcp_runtime.transport import REASON_MARKER
+from mcp_runtime.session.upstream_guard import REASON_MARKER
 from protocol.config import OAuthSettings
 from protocol.jsonrpc import REASON_CODES, AppError
 

@@ -18,11 +18,11 @@ from typing import Any
 import anyio
 import structlog
 
-from mcp_runtime._owner import SlotOwner
-from mcp_runtime._slot import SessionSlot
-from mcp_runtime._tasks import Spawner, TaskHandle
-from mcp_runtime.config import normalized
+from mcp_runtime.config.edits import normalized
 from mcp_runtime.events import EventSink
+from mcp_runtime.owners.base import SlotOwner
+from mcp_runtime.session.slot import SessionSlot
+from mcp_runtime.tasks import Spawner, TaskHandle
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import ServerStatus

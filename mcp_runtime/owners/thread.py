@@ -4,7 +4,7 @@ It opens its own slots (never shared with the management manager or another thre
 background when the thread is started or first referenced, and publishes ``mcpServer/startupStatus/updated``
 with its ``threadId``. Its policy: every thread-scoped read and call waits for its servers to be ready (each
 bounded by that server's startup timeout); a lost session is reconnected on demand; elicitation is routed to the
-waiting call (``_elicitation``). A tool call checks the thread's tool filters, validates the arguments against
+waiting call (``owners.elicitation``). A tool call checks the thread's tool filters, validates the arguments against
 the tool's ``inputSchema`` captured when the call begins (a ``tools/list_changed`` during the call never swaps
 it: the slot defers its refresh while calls are in flight), validates ``structuredContent`` against the
 ``outputSchema`` and enforces the call's deadline.
@@ -22,17 +22,18 @@ from typing import Any
 import anyio
 import orjson
 
-from mcp_runtime import _elicitation
-from mcp_runtime._elicitation import AskCallback, Call
-from mcp_runtime._errors import timeout_error
-from mcp_runtime._owner import SlotOwner
-from mcp_runtime._preview import resource_read_fact
-from mcp_runtime._slot import ElicitationHandler, ProgressCallback, SessionSlot
-from mcp_runtime._tasks import Spawner, TaskHandle
-from mcp_runtime._validation import errors, validator
-from mcp_runtime.catalog import build_views, full_name, visible_for_context
+from mcp_runtime.catalog.names import full_name
+from mcp_runtime.catalog.schemas import errors, validator
+from mcp_runtime.catalog.views import build_views, visible_for_context
 from mcp_runtime.events import EventSink
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
+from mcp_runtime.owners import elicitation as _elicitation
+from mcp_runtime.owners.base import SlotOwner
+from mcp_runtime.owners.elicitation import AskCallback, Call
+from mcp_runtime.owners.preview import resource_read_fact
+from mcp_runtime.session.errors import timeout_error
+from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
+from mcp_runtime.tasks import Spawner, TaskHandle
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import McpTool, ServerStatus

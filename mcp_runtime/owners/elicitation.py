@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import structlog
 
-from mcp_runtime._validation import errors, validator
+from mcp_runtime.catalog.schemas import errors, validator
 from protocol.elicitation import ElicitationRequest
 
 log = structlog.get_logger("mcp_runtime.elicitation")

@@ -13,9 +13,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mcp_runtime import _sdk_compat
-from mcp_runtime._catalog_refresh import KINDS, fetch_catalog
-from mcp_runtime._state import ConnectionState, dump
-from mcp_runtime.transport import StderrTail, StdioTransport, build_transport
+from mcp_runtime.session.refresh import KINDS, fetch_catalog
+from mcp_runtime.session.state import ConnectionState, dump
+from mcp_runtime.session.stdio import StdioTransport
+from mcp_runtime.session.transport import StderrTail, build_transport
 from protocol.config import McpServerConfig
 
 if TYPE_CHECKING:

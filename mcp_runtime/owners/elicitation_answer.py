@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcp_runtime._validation import non_finite
+from mcp_runtime.catalog.schemas import non_finite
 
 Action = Literal["accept", "decline", "cancel"]
 INVALID_RESPONSE = "invalidElicitationResponse"

@@ -1,4 +1,4 @@
-"""What a valid server config is: shape, names, header/URL/env policy, redaction, normalization.
+"""What a valid server config is: shape, names, header/URL/env policy (SPEC §5).
 
 The one place deciding validity (SPEC §5): ``mcpServer/create``, ``update``, ``thread/start`` and
 the importers all call :func:`parse_server_config`, so an entry is never accepted half-valid.
@@ -13,13 +13,10 @@ from urllib.parse import urlsplit
 
 from pydantic import TypeAdapter, ValidationError
 
-from mcp_runtime._policy import ConfigPolicy as ConfigPolicy  # re-exported: the policy lives apart (no pydantic)
-from mcp_runtime._policy import policy as policy
-from mcp_runtime._policy import set_policy as set_policy
-from protocol.config import HttpServerConfig, McpServerConfig, OAuthSettings, StdioServerConfig, as_written
+from protocol.config import HttpServerConfig, McpServerConfig, OAuthSettings, StdioServerConfig
 from protocol.jsonrpc import AppError, validation_errors
 
-_CONFIG = TypeAdapter(McpServerConfig)
+CONFIG_ADAPTER = TypeAdapter(McpServerConfig)
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HTTP_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -40,7 +37,6 @@ RESERVED_HEADERS = frozenset(
         "mcp-name",
     }
 )
-REDACTED = "***"
 
 
 def check_server_name(name: str) -> None:
@@ -191,7 +187,7 @@ def parse_server_config(name: str, raw: Any, *, path: tuple[str | int, ...] = ("
     """Validate an untrusted config (wire, file or import) into a typed, policy-checked one."""
     check_server_name(name)
     try:
-        config = _CONFIG.validate_python(raw)
+        config = CONFIG_ADAPTER.validate_python(raw)
     except ValidationError as exc:
         raise AppError("invalidParams", "invalid server config", errors=validation_errors(exc, path)) from exc
     check_policy(config)
@@ -202,72 +198,3 @@ def check_server(name: str, config: McpServerConfig) -> None:
     """Name and policy checks for a config that already has the right shape (parsed from the wire)."""
     check_server_name(name)
     check_policy(config)
-
-
-def to_wire(config: McpServerConfig) -> dict[str, Any]:
-    """The form stored and shown: what the user wrote (daemon defaults are applied when used, not stored)."""
-    return as_written(config)
-
-
-def normalized(config: McpServerConfig) -> dict[str, Any]:
-    """The form two configs are compared in: defaults filled, sync targets and description ignored."""
-    data = _CONFIG.dump_python(config, mode="json")
-    data.pop("apps", None)
-    data.pop("description", None)
-    return data
-
-
-def redacted(config: McpServerConfig) -> dict[str, Any]:
-    """The stored form with env and header values replaced by ``***``."""
-    data = to_wire(config)
-    for field in ("env", "headers"):
-        if data.get(field):
-            data[field] = dict.fromkeys(data[field], REDACTED)
-    return data
-
-
-def restore_redacted(config: McpServerConfig, stored: McpServerConfig | None, *, at: str = "config") -> McpServerConfig:
-    """Lossless editing: each ``***`` keeps the stored value at the same env key or header name.
-
-    A ``***`` where nothing is stored is ``redactedValue`` (it would otherwise become the value).
-    """
-    updates: dict[str, dict[str, str]] = {}
-    for field in ("env", "headers"):
-        values: dict[str, str] = getattr(config, field, None) or {}
-        if REDACTED not in values.values():
-            continue
-        kept: dict[str, str] = getattr(stored, field, None) or {}
-        restored = dict(values)
-        for key, value in values.items():
-            if value != REDACTED:
-                continue
-            if key not in kept:
-                path = f"{at}.{field}.{key}"
-                raise AppError(
-                    "redactedValue",
-                    f'{path} is "***" but no value is stored there: send the real value',
-                    path=path,
-                    errors=[{"path": path, "message": 'is "***" but no value is stored there'}],
-                )
-            restored[key] = kept[key]
-        updates[field] = restored
-    return config.model_copy(update=updates) if updates else config
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7396 JSON merge patch: objects merge key by key, ``null`` removes a key, anything else replaces."""
-    if not isinstance(patch, dict):
-        return patch
-    merged = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            merged.pop(key, None)
-        else:
-            merged[key] = merge_patch(merged.get(key), value)
-    return merged
-
-
-def patched(name: str, stored: McpServerConfig, patch: dict[str, Any]) -> McpServerConfig:
-    """``patch`` applied to the stored config as written, then validated as a whole (``***`` kept)."""
-    config = parse_server_config(name, merge_patch(to_wire(stored), patch))
-    return restore_redacted(config, stored)

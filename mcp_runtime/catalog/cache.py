@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mcp_runtime.catalog import ToolIndex, build_views, visible_for_context
+from mcp_runtime.catalog.search import ToolIndex
+from mcp_runtime.catalog.views import build_views, visible_for_context
 from protocol.config import McpServerConfig
 from protocol.server import McpTool
 from protocol.tool import ToolView

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Self
 
 import anyio
 
-from mcp_runtime._closing import ClosesAtOnce
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
+from mcp_runtime.session.closing import ClosesAtOnce
 
 STDOUT_CHUNK = 1 << 16
 """Bytes read from the pipe at once; asyncio's reader also stops reading the pipe past twice this unread."""
@@ -24,7 +24,7 @@ STDOUT_CHUNK = 1 << 16
 if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
 
-    from mcp_runtime._upstream_guard import UpstreamGuard
+    from mcp_runtime.session.upstream_guard import UpstreamGuard
 
 
 class StdoutStream(ClosesAtOnce):

@@ -10,7 +10,8 @@ from typing import Any
 
 import structlog
 
-from mcp_runtime.transport import REASON_MARKER, StdioTransport
+from mcp_runtime.session.stdio import StdioTransport
+from mcp_runtime.session.upstream_guard import REASON_MARKER
 from protocol.jsonrpc import REASON_CODES, AppError
 
 log = structlog.get_logger("mcp_runtime.errors")

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any, cast
 import structlog
 
 from mcp_runtime import _sdk_compat
-from mcp_runtime._catalog_refresh import list_tools
-from mcp_runtime._errors import exit_description, is_resource_not_found, marked_reason, timeout_error
-from mcp_runtime._state import dump
-from mcp_runtime._upstream_guard import result_detail
-from mcp_runtime._validation import non_finite
-from mcp_runtime.transport import StdioTransport
+from mcp_runtime.catalog.schemas import non_finite
+from mcp_runtime.session.errors import exit_description, is_resource_not_found, marked_reason, timeout_error
+from mcp_runtime.session.refresh import list_tools
+from mcp_runtime.session.state import dump
+from mcp_runtime.session.stdio import StdioTransport
+from mcp_runtime.session.upstream_guard import result_detail
 from protocol.jsonrpc import AppError
 
 if TYPE_CHECKING:

@@ -18,10 +18,11 @@ from typing import Any
 
 from filelock import Timeout
 
-from mcp_runtime import _safe_fs
-from mcp_runtime._clock import utc_now
-from mcp_runtime.config import parse_server_config, to_wire
+from mcp_runtime.config.edits import to_wire
+from mcp_runtime.config.rules import parse_server_config
 from mcp_runtime.limits import MAX_CONFIG_BYTES, MAX_SERVERS
+from mcp_runtime.storage import safe_fs as _safe_fs
+from mcp_runtime.storage.clock import utc_now
 from protocol.config import AppName, AppTargets, McpServerConfig
 from protocol.jsonrpc import AppError
 
@@ -76,7 +77,7 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never a mix.
 
     ``path`` itself is never followed if it is a symlink (``unsafePath``); callers writing inside the data
-    dir use :func:`mcp_runtime._safe_fs.write_file` from the data dir, which checks every folder too.
+    dir use :func:`mcp_runtime.storage.safe_fs.write_file` from the data dir, which checks every folder too.
     """
     _safe_fs.write_file(path.parent, path.name, data, mode)
 

@@ -16,15 +16,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mcp_runtime._auth import AUTH_REASONS, auth_status, connection_auth
-from mcp_runtime._catalog_cache import CatalogCache, SearchAnswer
-from mcp_runtime._preview import preview_content
 from mcp_runtime._sdk_compat import load_sdk
-from mcp_runtime._slot import ElicitationHandler, SessionSlot, SlotLost
-from mcp_runtime._state import error_info, server_status
-from mcp_runtime._tasks import Spawner
+from mcp_runtime.catalog.cache import CatalogCache, SearchAnswer
 from mcp_runtime.events import EventSink
 from mcp_runtime.oauth.credentials import CREDENTIALS_FILE
+from mcp_runtime.owners.auth import AUTH_REASONS, auth_status, connection_auth
+from mcp_runtime.owners.preview import preview_content
+from mcp_runtime.session.slot import ElicitationHandler, SessionSlot, SlotLost
+from mcp_runtime.session.state import error_info, server_status
+from mcp_runtime.tasks import Spawner
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.prompt import PromptGetResult, PromptView

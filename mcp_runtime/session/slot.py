@@ -4,8 +4,8 @@ Both owners hold slots; they differ only in the ``thread_id`` stamped on events 
 The SDK's ``Client`` is not re-entrant and lets transport failures escape as exception groups from ``async
 with``, so the whole session lives inside one supervisor task (spawned into the owner's task group) that turns
 every outcome into a typed state (``connected``, ``failed`` with ``lastError``, ...). The units it composes:
-``_connect`` (client + handshake), ``_catalog_refresh`` (paging, refresh gated on calls), ``_listen`` (the
-2026 stream), ``_requests`` (calls and reads through the session).
+``connect`` (client + handshake), ``refresh`` (paging, refresh gated on calls), ``listen`` (the
+2026 stream), ``requests`` (calls and reads through the session).
 """
 
 from __future__ import annotations
@@ -18,17 +18,18 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
-from mcp_runtime import _requests
-from mcp_runtime._catalog_refresh import CallGate, CatalogRefresher
-from mcp_runtime._collector import ENDED_SESSIONS
-from mcp_runtime._connect import handshake, is_modern, open_client
-from mcp_runtime._errors import classify_session_failure, exit_description
-from mcp_runtime._listen import ListenStream
-from mcp_runtime._state import ConnectionState, ended_state
-from mcp_runtime._tasks import Spawner, TaskHandle
-from mcp_runtime._upstream_guard import SkippedLine, note_skipped
 from mcp_runtime.events import EventSink
-from mcp_runtime.transport import StderrTail, StdioTransport, secret_values
+from mcp_runtime.session import requests as _requests
+from mcp_runtime.session.collector import ENDED_SESSIONS
+from mcp_runtime.session.connect import handshake, is_modern, open_client
+from mcp_runtime.session.errors import classify_session_failure, exit_description
+from mcp_runtime.session.listen import ListenStream
+from mcp_runtime.session.refresh import CallGate, CatalogRefresher
+from mcp_runtime.session.state import ConnectionState, ended_state
+from mcp_runtime.session.stdio import StdioTransport
+from mcp_runtime.session.transport import StderrTail, secret_values
+from mcp_runtime.session.upstream_guard import SkippedLine, note_skipped
+from mcp_runtime.tasks import Spawner, TaskHandle
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.resource import ResourcesUpdated, ResourceUpdated

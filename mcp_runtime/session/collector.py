@@ -15,7 +15,7 @@ import gc
 
 import anyio
 
-from mcp_runtime._tasks import Spawner
+from mcp_runtime.tasks import Spawner
 
 SETTLE_S = 0.1
 """The ends of a burst (a thread's servers, a stop of many) share one collection."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import anyio
 import structlog
 
-from mcp_runtime._requests import subscribe_legacy
+from mcp_runtime.session.requests import subscribe_legacy
 from protocol.jsonrpc import AppError
 
 if TYPE_CHECKING:

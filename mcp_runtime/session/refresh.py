@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
-from mcp_runtime._state import dump
-from mcp_runtime.catalog import check_tool_names
+from mcp_runtime.catalog.names import check_tool_names
 from mcp_runtime.limits import MAX_CATALOG_BYTES, MAX_DISCOVERY_PAGES, MAX_TOOLS_PER_SERVER
+from mcp_runtime.session.state import dump
 from protocol.jsonrpc import AppError
 from protocol.server import McpTool
 

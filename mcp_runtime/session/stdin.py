@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from mcp_runtime._closing import ClosesAtOnce
+from mcp_runtime.session.closing import ClosesAtOnce
 
 JOIN_BYTES = 1 << 18
 """Messages of one loop pass up to this size are joined into one system call."""
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from anyio.abc import Process
     from mcp.shared.message import SessionMessage
 
-    from mcp_runtime._upstream_guard import UpstreamGuard
+    from mcp_runtime.session.upstream_guard import UpstreamGuard
 
 
 def stdin_writer(process: Process) -> asyncio.StreamWriter:
