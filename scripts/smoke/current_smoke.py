@@ -5,7 +5,8 @@ bundled fixture servers, printing a pass/fail table.
 
 ``--allow-write-fixture`` runs import/sync against a temporary fixture home (never the real one);
 ``--allow-oauth-fixture`` logs into the bundled OAuth fixture; ``--allow-live-provider`` needs
-``MCP_APP_SERVER_LIVE_URL`` and fails closed before any daemon call without it.
+``MCP_APP_SERVER_LIVE_URL`` and ``MCP_APP_SERVER_LIVE_TOKEN_ENV`` (the name of a set variable holding the bearer
+token) and fails closed, naming what is missing, before any daemon call without them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from scripts.smoke.fixtures.launch import http_fixture  # noqa: E402
 from tests.daemon_client import Daemon, DaemonError, running_daemon  # noqa: E402
 from tests.fixtures import NODE_MODULES, everything_config, fixture_config, script  # noqa: E402
+from tests.ordering import retired_events, startup_statuses, until_response  # noqa: E402
 
 
 @dataclass
@@ -154,6 +156,27 @@ def runtime(smoke: Smoke, d: Daemon) -> None:
         return expect_error(d, "mcpServer/start", {"name": "hang"}, "timeout")
 
     smoke.check("runtime", "hang at start", hang)
+
+    def startup_order() -> str:
+        argv = script("crash_at_start.py")
+        d.request("mcpServer/create", {"name": "order-ok", "config": fixture_config()})
+        d.request("mcpServer/create", {"name": "order-bad", "config": {"command": argv[0], "args": argv[1:]}})
+        seen = []
+        for name, ending in (("order-ok", "ready"), ("order-bad", "failed")):
+            request = d.start_request("mcpServer/start", {"name": name})
+            before, response = until_response(d, request, startup_statuses(name), 60)
+            statuses = [m["params"]["status"] for m in before]
+            assert statuses == ["starting", ending], (name, statuses)
+            if ending == "failed":
+                typed = before[-1]["params"]["error"]["reason"]
+                assert "error" in response and response["error"]["data"]["reason"] == typed, (typed, response)
+            else:
+                assert "result" in response, response
+            seen.append(f"{name}: {' → '.join(statuses)} → {'error' if 'error' in response else 'result'}")
+        assert not retired_events(d), retired_events(d)
+        return "; ".join(seen) + "; no retired mcp:server_* event"
+
+    smoke.check("runtime", "startup order", startup_order)
 
     def http() -> str:
         with http_fixture() as url:
@@ -417,8 +440,8 @@ def main() -> int:
     parser.add_argument("--allow-oauth-fixture", action="store_true")
     parser.add_argument("--allow-live-provider", action="store_true")
     args = parser.parse_args()
-    if args.allow_live_provider and not os.environ.get("MCP_APP_SERVER_LIVE_URL"):
-        print("--allow-live-provider needs MCP_APP_SERVER_LIVE_URL (and its credentials env); nothing was run.")
+    if args.allow_live_provider and (missing := live_provider_missing(os.environ)):
+        print(f"--allow-live-provider needs {missing}; nothing was run.")
         return 2
     smoke = Smoke()
     with tempfile.TemporaryDirectory(prefix="mcp-smoke-") as tmp:
@@ -440,16 +463,30 @@ def main() -> int:
     return smoke.report()
 
 
-def live(smoke: Smoke, d: Daemon) -> None:
-    url = os.environ["MCP_APP_SERVER_LIVE_URL"]
+LIVE_URL = "MCP_APP_SERVER_LIVE_URL"
+LIVE_TOKEN_ENV = "MCP_APP_SERVER_LIVE_TOKEN_ENV"
 
+
+def live_provider_missing(env: Mapping[str, str]) -> str | None:
+    """What a live run still lacks, or None: the server URL *and* a credential (the name of the variable that
+    holds the bearer token, and that variable set). A live row never runs, and so never passes, without both."""
+    if not env.get(LIVE_URL):
+        return f"{LIVE_URL} (the live server URL)"
+    token_env = env.get(LIVE_TOKEN_ENV)
+    if not token_env:
+        return f"{LIVE_TOKEN_ENV} (the name of the variable holding the live server's bearer token)"
+    if not env.get(token_env):
+        return f"{token_env} (named by {LIVE_TOKEN_ENV}) to hold the live server's bearer token"
+    return None
+
+
+def live(smoke: Smoke, d: Daemon) -> None:
     def connect() -> str:
-        config: dict[str, Any] = {"type": "http", "url": url}
-        if os.environ.get("MCP_APP_SERVER_LIVE_TOKEN_ENV"):
-            config["bearerTokenEnvVar"] = os.environ["MCP_APP_SERVER_LIVE_TOKEN_ENV"]
+        config = {"type": "http", "url": os.environ[LIVE_URL], "bearerTokenEnvVar": os.environ[LIVE_TOKEN_ENV]}
         d.request("mcpServer/create", {"name": "live", "config": config})
         status = d.request("mcpServer/start", {"name": "live"}, timeout=120)["status"]
-        return f"{status['runtimeStatus']}, {len(status['tools'])} tools"
+        assert status["authStatus"] == "bearerToken", status["authStatus"]
+        return f"{status['runtimeStatus']} with a bearer token, {len(status['tools'])} tools"
 
     smoke.check("live", "connect to live provider", connect)
 
