@@ -79,9 +79,15 @@ async function main(argv: string[]): Promise<void> {
   const servers = [];
   for await (const server of client.paginate("mcpServer/list", { limit: 1 })) servers.push(server);
   const listed = servers.find((server) => server.name === "fx");
-  log("servers", servers.map((server) => server.name));
+  log(
+    "servers",
+    servers.map((server) => server.name),
+  );
   const status = await client.request("mcpServerStatus/list", { serverName: "spare" });
-  log("status", status.data.map((row) => [row.name, row.runtimeStatus]));
+  log(
+    "status",
+    status.data.map((row) => [row.name, row.runtimeStatus]),
+  );
 
   // 3. Start one for the settings page; its startup notifications arrive on the way.
   const started = await client.request("mcpServer/start", { name: "fx" });
@@ -116,7 +122,9 @@ async function main(argv: string[]): Promise<void> {
   const message = prompt.messages[0]?.content;
   const resources = await client.request("mcpResource/list", { server: "fx" });
   const preview = await client.request("mcpServer/resource/read", {
-    server: "fx", uri: "fixture://static/blob", preview: true,
+    server: "fx",
+    uri: "fixture://static/blob",
+    preview: true,
   });
   const blob = preview.contents[0];
   log("resources", { resources: resources.resources.length, templates: resources.resourceTemplates.length });
@@ -144,7 +152,8 @@ async function main(argv: string[]): Promise<void> {
   }
   try {
     await client.request("mcpServer/create", {
-      name: "leaky", config: { type: "http", url: "https://example.com/mcp", headers: { Authorization: "Bearer x" } },
+      name: "leaky",
+      config: { type: "http", url: "https://example.com/mcp", headers: { Authorization: "Bearer x" } },
     });
   } catch (error) {
     if (error instanceof AppServerError && error.is("inlineSecret")) reasons[error.reason] = error.data.header;
@@ -153,7 +162,9 @@ async function main(argv: string[]): Promise<void> {
   // 9. Lossless editing: the listed config goes back with its "***", and the stored secret is kept.
   if (listed === undefined) throw new Error("fx is not listed");
   const edited = await client.request("mcpServer/update", {
-    name: "fx", config: { ...listed.config, description: "edited by the host" }, expectedRevision: listed.revision,
+    name: "fx",
+    config: { ...listed.config, description: "edited by the host" },
+    expectedRevision: listed.revision,
   });
   const stillSecret = "env" in edited.server.config ? edited.server.config.env?.FIXTURE_MODE : undefined;
   try {
@@ -184,7 +195,8 @@ async function main(argv: string[]): Promise<void> {
     asked: JSON.parse(askedText) as unknown,
     prompts,
     prompt: message?.type === "text" ? message.text : undefined,
-    preview: blob === undefined ? undefined : { blobBytes: blob.blobBytes, hasBlob: "blob" in blob, sha256: blob.sha256 },
+    preview:
+      blob === undefined ? undefined : { blobBytes: blob.blobBytes, hasBlob: "blob" in blob, sha256: blob.sha256 },
     updated: updatedUri,
     reasons,
     edited: { description: edited.server.config.description, revision: edited.server.revision, env: stillSecret },
@@ -194,6 +206,6 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;
 });

@@ -9,7 +9,6 @@ const note = (from) => `// Copied from schemas/${from} by scripts/generate.mjs. 
 mkdirSync(out, { recursive: true });
 writeFileSync(new URL("protocol.ts", out), readFileSync(new URL("typescript/index.ts", schemas)));
 const bundle = JSON.parse(readFileSync(new URL("protocol.schema.json", schemas), "utf8"));
-writeFileSync(
-  new URL("schema.ts", out),
-  `${note("protocol.schema.json")}export const protocolSchema: { readonly [key: string]: unknown } = ${JSON.stringify(bundle)};\n`,
-);
+const declaration = "export const protocolSchema: { readonly [key: string]: unknown }";
+const text = `${note("protocol.schema.json")}${declaration} = ${JSON.stringify(bundle)};\n`;
+writeFileSync(new URL("schema.ts", out), text);

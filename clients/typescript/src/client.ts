@@ -1,5 +1,5 @@
 import { AppServerError, ProtocolViolation } from "./errors.js";
-import type { AppServerErrorOf } from "./errors.js";
+import type { AppServerErrorOf, ViolationKind } from "./errors.js";
 import type {
   ClientCapabilities,
   ClientInfo,
@@ -34,9 +34,10 @@ export interface RequestOptions {
 }
 
 /** `request`'s arguments after the method: params may be left out where every param is optional. */
-export type RequestArgs<M extends Method> = object extends ParamsOf<M>
-  ? [params?: ParamsOf<M> | undefined, options?: RequestOptions]
-  : [params: ParamsOf<M>, options?: RequestOptions];
+export type RequestArgs<M extends Method> =
+  object extends ParamsOf<M>
+    ? [params?: ParamsOf<M> | undefined, options?: RequestOptions]
+    : [params: ParamsOf<M>, options?: RequestOptions];
 
 /** Methods whose results are pages (`data` and `nextCursor`) and whose params take a `cursor`. */
 export type PaginatedMethod = {
@@ -187,7 +188,11 @@ export class AppServerClient {
    * Start the sidecar (`command args… --data-dir DIR`), initialize it, and resolve with the client once it is ready.
    * With `restart`, a crashed sidecar is started and initialized again.
    */
-  static async spawn(command: string, args: readonly string[] = [], options: SpawnOptions = {}): Promise<AppServerClient> {
+  static async spawn(
+    command: string,
+    args: readonly string[] = [],
+    options: SpawnOptions = {},
+  ): Promise<AppServerClient> {
     const { startSidecar } = await import("./sidecar.js");
     const launch = (): Transport => startSidecar(command, args, options);
     const client = new AppServerClient(launch(), options);
@@ -259,14 +264,19 @@ export class AppServerClient {
     const seen = new Set<string>();
     let cursor: string | undefined;
     do {
-      const page = (await this.send(method, { ...params, ...(cursor === undefined ? {} : { cursor }) }, options, false)) as {
+      const page = (await this.send(
+        method,
+        { ...params, ...(cursor === undefined ? {} : { cursor }) },
+        options,
+        false,
+      )) as {
         data: PageItem<M>[];
         nextCursor?: string;
       };
       yield* page.data;
       cursor = page.nextCursor;
       if (cursor !== undefined && seen.has(cursor)) {
-        throw new ProtocolViolation("response", method, [{ path: "/result/nextCursor", message: "repeats a cursor" }], page);
+        throw violation("response", method, "/result/nextCursor", "repeats a cursor", page);
       }
       if (cursor !== undefined) seen.add(cursor);
     } while (cursor !== undefined);
@@ -325,7 +335,10 @@ export class AppServerClient {
 
   private async handshake(): Promise<void> {
     const hello = this.hello as NonNullable<AppServerClient["hello"]>;
-    const params = { clientInfo: hello.clientInfo, ...(hello.capabilities === undefined ? {} : { capabilities: hello.capabilities }) };
+    const params = {
+      clientInfo: hello.clientInfo,
+      ...(hello.capabilities === undefined ? {} : { capabilities: hello.capabilities }),
+    };
     this.result = (await this.send("initialize", params, { timeoutMs: this.startTimeoutMs }, true)) as InitializeResult;
     this.post({ jsonrpc: "2.0", method: "initialized" });
   }
@@ -377,7 +390,15 @@ export class AppServerClient {
       signal?.addEventListener("abort", onAbort, { once: true });
       if (timeoutMs !== undefined) {
         timer = setTimeout(
-          () => giveUp(AppServerError.local("timeout", `${method} got no answer within ${timeoutMs} ms`, { method, timeoutMs }, method)),
+          () =>
+            giveUp(
+              AppServerError.local(
+                "timeout",
+                `${method} got no answer within ${timeoutMs} ms`,
+                { method, timeoutMs },
+                method,
+              ),
+            ),
           timeoutMs,
         );
       }
@@ -419,11 +440,11 @@ export class AppServerClient {
     try {
       message = JSON.parse(text);
     } catch {
-      this.report(new ProtocolViolation("message", undefined, [{ path: "", message: "is not JSON" }], text));
+      this.report(violation("message", undefined, "", "is not JSON", text));
       return;
     }
     if (typeof message !== "object" || message === null || Array.isArray(message)) {
-      this.report(new ProtocolViolation("message", undefined, [{ path: "", message: "is not an object" }], message));
+      this.report(violation("message", undefined, "", "is not an object", message));
       return;
     }
     const fields = message as JsonObject;
@@ -433,13 +454,14 @@ export class AppServerClient {
     } else if ("id" in fields) {
       this.response(fields);
     } else {
-      this.report(new ProtocolViolation("message", undefined, [{ path: "", message: "is neither a request, a response nor a notification" }], message));
+      this.report(violation("message", undefined, "", "is neither a request, a response nor a notification", message));
     }
   }
 
   private response(message: JsonObject): void {
     const id = message.id;
-    if ((typeof id === "string" || typeof id === "number") && this.abandoned.delete(id)) return; // answered after we gave up
+    // An answer to a request given up on (aborted, timed out) is dropped.
+    if ((typeof id === "string" || typeof id === "number") && this.abandoned.delete(id)) return;
     const pending = typeof id === "string" || typeof id === "number" ? this.pending.get(id) : undefined;
     if (pending === undefined) {
       this.unmatched(message);
@@ -463,7 +485,7 @@ export class AppServerClient {
   private unmatched(message: JsonObject): void {
     try {
       if (!("error" in message)) {
-        throw new ProtocolViolation("response", undefined, [{ path: "/id", message: "answers no request in flight" }], message);
+        throw violation("response", undefined, "/id", "answers no request in flight", message);
       }
       this.guard.envelope("JsonRpcErrorResponse", message, "error");
       this.report(new AppServerError(message.error as JsonRpcError)); // e.g. `id: null`: a message it could not read
@@ -496,8 +518,12 @@ export class AppServerClient {
       return;
     }
     if (!this.guard.knowsServerRequest(method)) {
-      this.report(new ProtocolViolation("serverRequest", method, [{ path: "/method", message: "is not a server request of the protocol" }], message));
-      this.post({ jsonrpc: "2.0", id, error: { code: -32601, message: `unknown method ${method.slice(0, 100)}`, data: { reason: "methodNotFound" } } });
+      this.report(violation("serverRequest", method, "/method", "is not a server request of the protocol", message));
+      this.post({
+        jsonrpc: "2.0",
+        id,
+        error: { code: -32601, message: `unknown method ${method.slice(0, 100)}`, data: { reason: "methodNotFound" } },
+      });
       return;
     }
     try {
@@ -521,18 +547,17 @@ export class AppServerClient {
     this.elicitations.set(id, controller);
     Promise.resolve()
       .then(() => handler(request, { signal: controller.signal, requestId: id }))
-      .then(
-        (answer) => {
-          const issues = this.guard.serverResponseIssues("mcpServer/elicitation/request", answer);
-          if (issues.length === 0) return answer;
-          this.report(new TypeError(`the elicitation handler answered with no ElicitationResponse: ${issues[0]?.path} ${issues[0]?.message}`));
-          return CANCEL;
-        },
-        (error: unknown) => {
-          this.report(error instanceof Error ? error : new Error(String(error)));
-          return CANCEL;
-        },
-      )
+      .then((answer) => {
+        const issues = this.guard.serverResponseIssues("mcpServer/elicitation/request", answer);
+        if (issues.length === 0) return answer;
+        throw new TypeError(
+          `the elicitation handler answered with no ElicitationResponse: ${issues[0]?.path} ${issues[0]?.message}`,
+        );
+      })
+      .catch((error: unknown) => {
+        this.report(error instanceof Error ? error : new Error(String(error)));
+        return CANCEL;
+      })
       .then((answer) => {
         this.elicitations.delete(id);
         if (!controller.signal.aborted && this.link === link) this.answer(id, answer);
@@ -561,10 +586,16 @@ export class AppServerClient {
     if (link.closed) return;
     link.closed = true;
     if (this.link !== link) return;
-    const why = info.code !== null ? `exit code ${info.code}` : info.signal !== null ? `signal ${info.signal}` : "connection closed";
+    const why =
+      info.code !== null
+        ? `exit code ${info.code}`
+        : info.signal !== null
+          ? `signal ${info.signal}`
+          : "connection closed";
     const tail = info.stderrTail.trim().split("\n").slice(-3).join("\n");
     const error = lost(`the sidecar went away (${why})${tail ? `: ${tail}` : ""}`);
-    for (const pending of [...this.pending.values()]) pending.reject(AppServerError.local("connectionLost", error.message, {}, pending.method));
+    for (const pending of [...this.pending.values()])
+      pending.reject(AppServerError.local("connectionLost", error.message, {}, pending.method));
     this.pending.clear();
     this.abandoned.clear();
     for (const controller of this.elicitations.values()) controller.abort();
@@ -608,6 +639,16 @@ export class AppServerClient {
 }
 
 const CANCEL: ElicitationResponse = { action: "cancel" };
+
+function violation(
+  kind: ViolationKind,
+  method: string | undefined,
+  path: string,
+  problem: string,
+  received: unknown,
+): ProtocolViolation {
+  return new ProtocolViolation(kind, method, [{ path, message: problem }], received);
+}
 
 function lost(message: string): AppServerErrorOf<"connectionLost"> {
   return AppServerError.local("connectionLost", message, {});

@@ -48,8 +48,12 @@ export class ProtocolGuard {
   }
 
   /** Check a message's envelope: `request`, `notification`, `successResponse` or `errorResponse`. */
-  envelope(kind: "JsonRpcRequest" | "JsonRpcNotification" | "JsonRpcSuccessResponse" | "JsonRpcErrorResponse",
-    message: unknown, violation: ViolationKind, method?: string): void {
+  envelope(
+    kind: "JsonRpcRequest" | "JsonRpcNotification" | "JsonRpcSuccessResponse" | "JsonRpcErrorResponse",
+    message: unknown,
+    violation: ViolationKind,
+    method?: string,
+  ): void {
     this.check(kind, message, violation, method, message);
   }
 
@@ -82,8 +86,14 @@ export class ProtocolGuard {
     return validate(value) ? [] : issues(validate.errors, "");
   }
 
-  private check(name: string, value: unknown, kind: ViolationKind, method: string | undefined, message: unknown,
-    prefix = ""): void {
+  private check(
+    name: string,
+    value: unknown,
+    kind: ViolationKind,
+    method: string | undefined,
+    message: unknown,
+    prefix = "",
+  ): void {
     const validate = this.validator(name);
     if (!validate(value)) throw new ProtocolViolation(kind, method, issues(validate.errors, prefix), message);
   }
@@ -119,5 +129,8 @@ function unknownMethod(method: string): SchemaIssue {
 }
 
 function issues(errors: ErrorObject[] | null | undefined, prefix: string): SchemaIssue[] {
-  return (errors ?? []).map((error) => ({ path: `${prefix}${error.instancePath}`, message: error.message ?? error.keyword }));
+  return (errors ?? []).map((error) => ({
+    path: `${prefix}${error.instancePath}`,
+    message: error.message ?? error.keyword,
+  }));
 }

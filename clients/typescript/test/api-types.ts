@@ -26,12 +26,20 @@ export function events(client: AppServerClient): void {
   client.on("mcp:tools_updated", (update) => update.progress);
   // @ts-expect-error retired events are not events
   client.on("mcp:server_started", () => undefined);
-  client.onElicitation((request) => (request.requestedSchema.required?.length ? { action: "decline" } : { action: "cancel" }));
+  client.onElicitation((request) =>
+    request.requestedSchema.required?.length ? { action: "decline" } : { action: "cancel" },
+  );
   // @ts-expect-error an elicitation is answered with an action
   client.onElicitation(() => ({ content: {} }));
 }
 
-export const pages: PaginatedMethod[] = ["mcpServer/list", "mcpServerStatus/list", "mcpTool/list", "mcpPrompt/list", "thread/list"];
+export const pages: PaginatedMethod[] = [
+  "mcpServer/list",
+  "mcpServerStatus/list",
+  "mcpTool/list",
+  "mcpPrompt/list",
+  "thread/list",
+];
 // @ts-expect-error listForContext has no cursor: it is not paginated
 export const notPaged: PaginatedMethod = "mcpTool/listForContext";
 export const item: PageItem<"mcpServer/list"> extends ServerRecord ? true : false = true;

@@ -35,7 +35,14 @@ describe("a client on the real daemon", () => {
     const off = client.on("mcpServer/tool/progress", (progress) => seen.push(progress));
     const result = await call("progress", { steps: 3, delay_ms: 5 });
     off();
-    assert.deepEqual(seen.map((p) => [p.progress, p.total]), [[1, 3], [2, 3], [3, 3]]);
+    assert.deepEqual(
+      seen.map((p) => [p.progress, p.total]),
+      [
+        [1, 3],
+        [2, 3],
+        [3, 3],
+      ],
+    );
     assert.ok(seen.every((p) => p.threadId === thread.id && p.server === "fx" && p.tool === "progress"));
     const first = result.content[0];
     assert.equal(first?.type, "text");
@@ -118,7 +125,9 @@ describe("a client on the real daemon", () => {
     assert.equal(invalid.data.tool, "echo");
     assert.ok(invalid.data.errors.some((issue) => issue.path.includes("text")));
 
-    const archived = await client.request("thread/read", { threadId: "no-such-thread" }).catch((error: unknown) => error);
+    const archived = await client
+      .request("thread/read", { threadId: "no-such-thread" })
+      .catch((error: unknown) => error);
     assert.ok(archived instanceof AppServerError);
     switch (archived.data.reason) {
       case "unknownThread":

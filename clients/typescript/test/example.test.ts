@@ -24,7 +24,9 @@ test("the example host does a full session through the package's public API", as
   assert.equal(summary.started, "connected");
   assert.deepEqual(summary.startups.slice(0, 2), ["app:fx:starting", "app:fx:ready"]);
   assert.ok(summary.startups.includes("thread:fx:ready"));
-  assert.ok(["add", "ask", "echo", "progress", "sleep", "touch_resource"].every((tool) => summary.tools.includes(tool)));
+  assert.ok(
+    ["add", "ask", "echo", "progress", "sleep", "touch_resource"].every((tool) => summary.tools.includes(tool)),
+  );
   assert.equal(summary.search, "mcp__fx__echo");
   assert.deepEqual(summary.selected, { data: ["mcp__fx__add"], missing: ["mcp__fx__nope"] });
   assert.deepEqual(summary.progress, [1, 2, 3]);
@@ -36,7 +38,11 @@ test("the example host does a full session through the package's public API", as
   assert.equal(summary.preview.hasBlob, false);
   assert.match(summary.preview.sha256, /^[0-9a-f]{64}$/);
   assert.equal(summary.updated, "fixture://static/hello");
-  assert.deepEqual(summary.reasons, { unknownPrompt: "nope", inlineSecret: "Authorization", redactedValue: "config.env.NEW_KEY" });
+  assert.deepEqual(summary.reasons, {
+    unknownPrompt: "nope",
+    inlineSecret: "Authorization",
+    redactedValue: "config.env.NEW_KEY",
+  });
   assert.deepEqual(summary.edited, { description: "edited by the host", revision: 2, env: "***" });
   assert.deepEqual(summary.remaining, ["fx"]);
 });

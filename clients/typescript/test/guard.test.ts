@@ -1,7 +1,13 @@
 // The fail-closed guard, driven by a double that speaks the wire (the daemon never sends these malformed messages).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { AppServerClient, AppServerError, ProtocolViolation, isAppServerError, streamTransport } from "mcp-app-server-client";
+import {
+  AppServerClient,
+  AppServerError,
+  ProtocolViolation,
+  isAppServerError,
+  streamTransport,
+} from "mcp-app-server-client";
 import type { ElicitationRequest, ServerRecord } from "mcp-app-server-client";
 import { nextEvent } from "./support.js";
 import { INITIALIZE_RESULT, WireDouble } from "./wire.js";
@@ -63,21 +69,30 @@ test("an error answer is checked too: a reason the protocol lacks, or a reason w
   const { wire, client } = await setUp();
   const unknownReason = client.request("mcpServer/list");
   wire.fail(await wire.next((m) => m.method === "mcpServer/list"), {
-    code: -32010, message: "gone", data: { reason: "vanished" },
+    code: -32010,
+    message: "gone",
+    data: { reason: "vanished" },
   });
   await assert.rejects(unknownReason, (error: unknown) => error instanceof ProtocolViolation && error.kind === "error");
 
   const missingDetail = client.request("thread/read", { threadId: "t" });
   wire.fail(await wire.next((m) => m.method === "thread/read"), {
-    code: -32010, message: "no thread", data: { reason: "unknownThread" },
+    code: -32010,
+    message: "no thread",
+    data: { reason: "unknownThread" },
   });
   await assert.rejects(missingDetail, (error: unknown) => error instanceof ProtocolViolation);
 
   const typed = client.request("thread/read", { threadId: "t" });
   wire.fail(await wire.next((m) => m.method === "thread/read"), {
-    code: -32010, message: "no thread", data: { reason: "unknownThread", threadId: "t" },
+    code: -32010,
+    message: "no thread",
+    data: { reason: "unknownThread", threadId: "t" },
   });
-  await assert.rejects(typed, (error: unknown) => isAppServerError(error, "unknownThread") && error.data.threadId === "t");
+  await assert.rejects(
+    typed,
+    (error: unknown) => isAppServerError(error, "unknownThread") && error.data.threadId === "t",
+  );
   await client.close();
 });
 
@@ -93,7 +108,10 @@ test("a malformed notification never reaches its handlers; it is reported", asyn
   wire.send({ method: "mcpServer/tool/progress", params: { ...progress, progress: 1 } });
   await valid;
   assert.deepEqual(seen, [1]);
-  assert.deepEqual(errors.map((error) => (error as ProtocolViolation).kind), ["notification", "notification", "message"]);
+  assert.deepEqual(
+    errors.map((error) => (error as ProtocolViolation).kind),
+    ["notification", "notification", "message"],
+  );
   await client.close();
 });
 
@@ -127,11 +145,10 @@ test("the elicitation handler answers; a throwing or wrong handler answers cance
     wire.send({ id: `srv-${index}`, method: "mcpServer/elicitation/request", params: FORM });
   }
   const results = await Promise.all(answers.map((_, index) => wire.next((m) => m.id === `srv-${index}`)));
-  assert.deepEqual(results.map((m) => m.result), [
-    { action: "accept", content: { name: "Ada" } },
-    { action: "cancel" },
-    { action: "cancel" },
-  ]);
+  assert.deepEqual(
+    results.map((m) => m.result),
+    [{ action: "accept", content: { name: "Ada" } }, { action: "cancel" }, { action: "cancel" }],
+  );
   assert.equal(errors.length, 2);
   await client.close();
 });
@@ -159,7 +176,10 @@ test("serverRequest/resolved before the answer aborts the handler's signal and n
   const listing = client.request("mcpServer/list");
   wire.reply(await wire.next((m) => m.method === "mcpServer/list"), { data: [] });
   await listing;
-  assert.deepEqual(wire.unread.filter((m) => m.id === "srv-9"), []);
+  assert.deepEqual(
+    wire.unread.filter((m) => m.id === "srv-9"),
+    [],
+  );
   await client.close();
 });
 
@@ -176,7 +196,10 @@ test("answers in any order, notifications and server requests in between, all re
   const { wire, client } = await setUp();
   const first = client.request("mcpServer/list", { names: ["a"] });
   const second = client.request("mcpServer/list", { names: ["b"] });
-  const [one, two] = [await wire.next((m) => m.method === "mcpServer/list"), await wire.next((m) => m.method === "mcpServer/list")];
+  const [one, two] = [
+    await wire.next((m) => m.method === "mcpServer/list"),
+    await wire.next((m) => m.method === "mcpServer/list"),
+  ];
   const progress = nextEvent(client, "mcpServer/tool/progress");
   wire.send({
     method: "mcpServer/tool/progress",
@@ -208,7 +231,10 @@ test("when the connection ends, requests in flight reject with connectionLost", 
   const listing = client.request("mcpServer/list");
   await wire.next((m) => m.method === "mcpServer/list");
   wire.hangUp();
-  await assert.rejects(listing, (error: unknown) => isAppServerError(error, "connectionLost") && error.source === "client");
+  await assert.rejects(
+    listing,
+    (error: unknown) => isAppServerError(error, "connectionLost") && error.source === "client",
+  );
   const info = await exit;
   assert.equal(info.expected, false);
   assert.equal(info.restarting, false);
@@ -231,4 +257,15 @@ test("requests wait for initialize, and none goes out before it is called", asyn
   assert.deepEqual((await early).data, []);
   assert.equal(client.initializeResult?.protocolVersion, "test");
   await client.close();
+});
+
+test("every type of the protocol's schema compiles in strict Ajv, as the guard runs it", async () => {
+  const built = new URL("../../dist/generated/schema.js", import.meta.url).href; // the schema the package ships
+  const { protocolSchema } = (await import(built)) as { protocolSchema: { $defs: object } };
+  const { default: ajvModule } = await import("ajv/dist/2020.js");
+  const ajv = new ajvModule.default({ discriminator: true, strict: true });
+  ajv.addSchema({ ...protocolSchema, $id: "protocol" });
+  const defs = Object.keys(protocolSchema.$defs);
+  assert.ok(defs.length > 100);
+  for (const name of defs) assert.ok(ajv.getSchema(`protocol#/$defs/${name}`), name);
 });

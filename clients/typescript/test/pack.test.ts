@@ -1,13 +1,12 @@
 // `npm pack` gives a tarball a host installs and compiles against under the strict options.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { ROOT } from "./support.js";
+import { ROOT, tempDir } from "./support.js";
 
 const run = promisify(execFile);
 const PACKAGE = fileURLToPath(new URL("../..", import.meta.url));
@@ -42,7 +41,7 @@ console.log(JSON.stringify(parsed));
 `;
 
 test("the packed tarball installs into a new project and compiles strictly", async () => {
-  const work = mkdtempSync(join(tmpdir(), "mcp-app-server-client-pack-"));
+  const work = tempDir();
   await run(NPM, ["pack", "--silent", "--pack-destination", work], { cwd: PACKAGE });
   const tarball = readdirSync(work).find((name) => name.endsWith(".tgz"));
   assert.ok(tarball !== undefined, "npm pack made no tarball");

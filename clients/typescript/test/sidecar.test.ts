@@ -12,7 +12,10 @@ test("close ends the sidecar with stdin EOF and resolves once it exited", async 
   const pid = client.pid;
   assert.ok(pid !== undefined);
   await client.close();
-  assert.deepEqual(exits.map((exit) => [exit.code, exit.expected, exit.restarting]), [[0, true, false]]);
+  assert.deepEqual(
+    exits.map((exit) => [exit.code, exit.expected, exit.restarting]),
+    [[0, true, false]],
+  );
   assert.throws(() => process.kill(pid, 0), { code: "ESRCH" });
   await assert.rejects(client.request("mcpServer/list"), (error: unknown) => isAppServerError(error, "connectionLost"));
 });
@@ -27,13 +30,16 @@ test("a sidecar that dies before initialize rejects spawn with its exit and stde
   });
 });
 
-test("a crashed sidecar (kill -9) rejects calls in flight with connectionLost, restarts and initializes again", async () => {
+test("a crashed sidecar (kill -9): calls in flight reject connectionLost; it restarts, initialized", async () => {
   const trace = new Trace();
   const client = await spawnDaemon({ restart: { initialDelayMs: 50 }, trace: trace.record });
   await client.request("mcpServer/create", { name: "fx", config: fixtureConfig() });
   const { thread } = await client.request("thread/start", { servers: ["fx"] });
   const inFlight = client.request("mcpServer/tool/call", {
-    threadId: thread.id, server: "fx", tool: "sleep", arguments: { ms: 60_000 },
+    threadId: thread.id,
+    server: "fx",
+    tool: "sleep",
+    arguments: { ms: 60_000 },
   });
   await trace.find("out", (m) => m.method === "mcpServer/tool/call");
   const exit = nextEvent(client, "exit");
@@ -56,7 +62,10 @@ test("a crashed sidecar (kill -9) rejects calls in flight with connectionLost, r
   const hello = await restarted;
   assert.equal(hello.serverInfo.name, "mcp-app-server");
   assert.notEqual(client.pid, first);
-  assert.deepEqual((await waiting).data.map((server) => server.name), ["fx"]);
+  assert.deepEqual(
+    (await waiting).data.map((server) => server.name),
+    ["fx"],
+  );
   const initializes = trace.lines.filter((line) => line.direction === "out" && line.message.method === "initialize");
   assert.equal(initializes.length, 2);
   const closing = nextEvent(client, "exit");

@@ -1,5 +1,5 @@
 // What the tests share: where the checkout's daemon and fixture servers are, and bounded waits (never sleeps).
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,9 +22,21 @@ export const PYTHON = process.env.MCP_APP_SERVER_PYTHON ?? join(ROOT, ".venv", "
 export const FIXTURES = join(ROOT, "scripts", "smoke", "fixtures");
 export const WAIT_MS = 20_000;
 
+const made: string[] = [];
+process.on("exit", () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temporary directory, removed when the test process exits. */
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "mcp-app-server-client-"));
+  made.push(dir);
+  return dir;
+}
+
 /** A fresh data dir. */
 export function dataDir(): string {
-  return mkdtempSync(join(tmpdir(), "mcp-app-server-client-"));
+  return tempDir();
 }
 
 /** The SDK fixture server as a stdio config (its tools: echo, progress, sleep, ask, ...). */
@@ -43,7 +55,10 @@ export class Trace {
   };
 
   /** The first message (from now on or already seen) that matches, within `WAIT_MS`. */
-  find(direction: "in" | "out", match: (message: { [key: string]: unknown }) => boolean): Promise<{ [key: string]: unknown }> {
+  find(
+    direction: "in" | "out",
+    match: (message: { [key: string]: unknown }) => boolean,
+  ): Promise<{ [key: string]: unknown }> {
     return new Promise((resolve, reject) => {
       const look = (): boolean => {
         const found = this.lines.find((line) => line.direction === direction && match(line.message));
