@@ -6,7 +6,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup smoke test lint schemas bench conformance clean
 
-setup: $(STAMP) node_modules/.installed
+CLIENT := clients/typescript
+CLIENT_BUILT := $(CLIENT)/dist/index.js
+
+setup: $(STAMP) node_modules/.installed $(CLIENT_BUILT)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,8 +17,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
-node_modules/.installed: package.json package-lock.json
+node_modules/.installed: package.json package-lock.json $(CLIENT)/package.json
 	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The client package (an npm workspace), built from its sources and the generated types and schema.
+$(CLIENT_BUILT): node_modules/.installed $(wildcard $(CLIENT)/src/*.ts) $(CLIENT)/tsconfig.json \
+		$(CLIENT)/tsconfig.base.json schemas/protocol.schema.json schemas/typescript/index.ts
+	npm run build --silent --workspace $(CLIENT)
 	touch $@
 
 smoke: setup
@@ -24,6 +33,7 @@ smoke: setup
 test: setup
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
+	npm test --silent --workspace $(CLIENT)
 
 lint: setup
 	$(PY) -m ruff check .
@@ -40,4 +50,4 @@ conformance: setup
 	$(PY) scripts/conformance/run.py
 
 clean:
-	rm -rf $(VENV) node_modules
+	rm -rf $(VENV) node_modules $(CLIENT)/dist $(CLIENT)/build $(CLIENT)/src/generated

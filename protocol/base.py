@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticKnownError, core_schema
+
+if TYPE_CHECKING:
+    from pydantic import GetCoreSchemaHandler
 
 
 def _is_none(value: Any) -> bool:
@@ -67,5 +71,36 @@ class Empty(WireModel):
 class PageParams(WireModel):
     """Cursor paging shared by list methods; cursors are opaque to clients."""
 
-    cursor: str | None = None
-    limit: int | None = Field(default=None, ge=1, le=1000)
+    cursor: str | None = Field(default=None, description="Where to continue: the `nextCursor` of the previous page.")
+    limit: int | None = Field(default=None, ge=1, le=1000, description="The most items to return in this page.")
+
+
+class PublishedAs:
+    """``Annotated[dict[str, Any], PublishedAs(Model)]``: JSON from an MCP server passed on as it came, published as
+    ``Model``.
+
+    For fields the daemon forwards without rebuilding them (an elicitation form goes to a JSON Schema validator,
+    tool annotations are read as a dict): the value stays the JSON it was, nothing dropped or reordered, and the
+    schema gives clients its MCP type, which their guard checks. It is not validated here: a form outside MCP's shape
+    reaches the client's guard (which answers ``cancel``) rather than failing the server's tool call.
+    """
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        kind, error = (list, "list_type") if get_origin(source) is list else (dict, "dict_type")
+
+        def keep(value: Any, _as_model: core_schema.ValidatorFunctionWrapHandler) -> Any:
+            if not isinstance(value, kind):
+                raise PydanticKnownError(error)
+            return value
+
+        return core_schema.no_info_wrap_validator_function(
+            keep,
+            handler.generate_schema(self.model),  # what the published schema shows
+            serialization=core_schema.plain_serializer_function_ser_schema(_same, when_used="always"),
+        )
+
+def _same(value: Any) -> Any:
+    return value

@@ -26,12 +26,12 @@ TRANSPORTS: tuple[TransportName, ...] = ("stdio", "http")
 class AppTargets(WireModel):
     """Which external apps ``mcpServer/syncAllToLive`` writes this server into."""
 
-    claude: bool | None = None
-    claude_desktop: bool | None = None
-    codex: bool | None = None
-    gemini: bool | None = None
-    cursor: bool | None = None
-    vscode: bool | None = None
+    claude: bool | None = Field(default=None, description="Claude Code.")
+    claude_desktop: bool | None = Field(default=None, description="Claude Desktop.")
+    codex: bool | None = Field(default=None, description="Codex.")
+    gemini: bool | None = Field(default=None, description="Gemini CLI.")
+    cursor: bool | None = Field(default=None, description="Cursor.")
+    vscode: bool | None = Field(default=None, description="VS Code.")
 
     @staticmethod
     def field_of(app: AppName) -> str:
@@ -49,51 +49,75 @@ class OAuthSettings(WireModel):
     (``inlineSecret``, ``unsupported``): secrets come only from the environment (``clientSecretEnvVar``).
     """
 
-    scopes: list[str] | None = None
-    allowed_origins: list[str] | None = None
-    grant: OAuthGrant | None = None
-    client_id: str | None = Field(default=None, min_length=1, max_length=1024)
-    client_secret_env_var: str | None = None
-    client_secret: str | None = None
-    expected_issuer: str | None = None
-    resource: str | None = None
+    scopes: list[str] | None = Field(default=None, description="Scopes to ask for at login.")
+    allowed_origins: list[str] | None = Field(
+        default=None, description="Origins besides the server's own that OAuth endpoints may be on (consent)."
+    )
+    grant: OAuthGrant | None = Field(
+        default=None, description="`authorizationCode` (a user logs in; default) or `clientCredentials` (no user)."
+    )
+    client_id: str | None = Field(
+        default=None, min_length=1, max_length=1024, description="A pre-registered client's id (no registration)."
+    )
+    client_secret_env_var: str | None = Field(
+        default=None, description="The environment variable holding the client secret."
+    )
+    client_secret: str | None = Field(default=None, description="Refused (`inlineSecret`): use `clientSecretEnvVar`.")
+    expected_issuer: str | None = Field(
+        default=None, description="With `clientCredentials`: the authorization server's issuer must be this."
+    )
+    resource: str | None = Field(default=None, description="Refused (`unsupported`).")
 
 
 class CommonConfig(WireModel):
     """Fields shared by both transports."""
 
-    enabled: bool = True
-    description: str | None = Field(default=None, max_length=4096)
-    startup_timeout_ms: int = Field(default=30_000, ge=1, le=600_000)
-    tool_timeout_ms: int = Field(default=30_000, ge=1, le=300_000)
-    enabled_tools: list[str] | None = None
-    disabled_tools: list[str] | None = None
-    tool_loading: ToolLoading = "auto"
-    always_visible_tools: list[str] | None = None
-    protocol: ProtocolMode = "auto"
-    apps: AppTargets | None = None
+    enabled: bool = Field(default=True, description="Whether this daemon starts it and offers it to threads.")
+    description: str | None = Field(default=None, max_length=4096, description="A note for people.")
+    startup_timeout_ms: int = Field(
+        default=30_000, ge=1, le=600_000, description="How long connecting may take (and each OAuth request)."
+    )
+    tool_timeout_ms: int = Field(default=30_000, ge=1, le=300_000, description="How long a tool call may take.")
+    enabled_tools: list[str] | None = Field(default=None, description="Only these tools (raw or full names).")
+    disabled_tools: list[str] | None = Field(
+        default=None, description="Never these tools (applied after `enabledTools`)."
+    )
+    tool_loading: ToolLoading = Field(
+        default="auto", description="`deferred` tools wait to be searched for; `auto` defers past 16 tools."
+    )
+    always_visible_tools: list[str] | None = Field(default=None, description="Tools listed even when deferred.")
+    protocol: ProtocolMode = Field(default="auto", description="The MCP version to speak; `auto` negotiates.")
+    apps: AppTargets | None = Field(default=None, description="The apps `mcpServer/syncAllToLive` writes it into.")
 
 
 class StdioServerConfig(CommonConfig):
     """A server spawned as a child process speaking MCP on its stdio."""
 
-    type: Literal["stdio"] = "stdio"
-    command: str = Field(min_length=1)
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    env_vars: list[str] = Field(default_factory=list)
-    cwd: str | None = None
+    type: Literal["stdio"] = Field(default="stdio", description="`stdio`; may be omitted.")
+    command: str = Field(min_length=1, description="The program to run (looked up on PATH).")
+    args: list[str] = Field(default_factory=list, description="Its arguments.")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Variables to set for it; values read back as `\"***\"`."
+    )
+    env_vars: list[str] = Field(default_factory=list, description="Variables of the daemon's environment to pass on.")
+    cwd: str | None = Field(default=None, description="Its working directory (absolute).")
 
 
 class HttpServerConfig(CommonConfig):
     """A Streamable HTTP server."""
 
-    type: Literal["http"]
-    url: str = Field(min_length=1)
-    headers: dict[str, str] = Field(default_factory=dict)
-    env_headers: dict[str, str] = Field(default_factory=dict)
-    bearer_token_env_var: str | None = None
-    oauth: OAuthSettings | None = None
+    type: Literal["http"] = Field(description="Always `http`.")
+    url: str = Field(min_length=1, description="The MCP endpoint: `https`, or `http` to a loopback host.")
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="Headers to send; never secrets (`inlineSecret`); read back as `\"***\"`."
+    )
+    env_headers: dict[str, str] = Field(
+        default_factory=dict, description="Headers whose values come from environment variables, by header name."
+    )
+    bearer_token_env_var: str | None = Field(
+        default=None, description="The environment variable holding a bearer token."
+    )
+    oauth: OAuthSettings | None = Field(default=None, description="Log in with OAuth.")
 
 
 def _config_type(value: Any) -> str:
@@ -146,6 +170,7 @@ McpServerConfig = TypeAliasType(
         Annotated[StdioServerConfig, Tag("stdio")] | Annotated[HttpServerConfig, Tag("http")],
         Discriminator(_config_type),
         WrapValidator(_plain_errors),
+        Field(description="How to reach an MCP server (a stdio command or an http URL) and how to use it."),
     ],
 )
 """A named alias, so the schema and the TypeScript bindings show one ``McpServerConfig`` type."""

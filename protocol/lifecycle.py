@@ -8,37 +8,50 @@ from protocol.base import WireModel
 
 
 class ClientInfo(WireModel):
-    name: str = Field(min_length=1)
-    version: str
-    title: str | None = None
+    """Who the client is, for the daemon's logs."""
+
+    name: str = Field(min_length=1, description="The client's name.")
+    version: str = Field(description="The client's version.")
+    title: str | None = Field(default=None, description="A name to show to people.")
 
 
 class ClientCapabilities(WireModel):
-    """Capabilities this daemon does not know are ignored, so newer clients still connect."""
+    """What the client wants of this connection. Capabilities this daemon does not know are ignored, so newer
+    clients still connect."""
 
     model_config = ConfigDict(extra="ignore")
 
-    opt_out_notification_methods: list[str] | None = None
+    opt_out_notification_methods: list[str] | None = Field(
+        default=None, description="Notification methods never to send to this connection."
+    )
 
 
 class InitializeParams(WireModel):
-    client_info: ClientInfo
-    capabilities: ClientCapabilities | None = None
+    """`initialize`: the first request of every connection."""
+
+    client_info: ClientInfo = Field(description="Who the client is.")
+    capabilities: ClientCapabilities | None = Field(default=None, description="What the client wants.")
 
 
 class ServerInfo(WireModel):
-    name: str
-    version: str
+    """Who the daemon is."""
+
+    name: str = Field(description="Always `mcp-app-server`.")
+    version: str = Field(description="The daemon's version.")
 
 
 class InitializeResult(WireModel):
-    server_info: ServerInfo
-    protocol_version: str
-    user_agent: str
-    data_dir: str
-    methods: list[str]
-    notifications: list[str]
+    """The answer to `initialize`; send the notification `initialized` next."""
+
+    server_info: ServerInfo = Field(description="The daemon's name and version.")
+    protocol_version: str = Field(description="The version of this protocol the daemon speaks.")
+    user_agent: str = Field(description="`mcp-app-server/<version> (<client name>/<client version>)`.")
+    data_dir: str = Field(description="The data directory the daemon uses (store, threads, credentials).")
+    methods: list[str] = Field(description="Every method this connection may call after `initialize`.")
+    notifications: list[str] = Field(description="Every notification the daemon may send.")
 
 
 class CancelRequestParams(WireModel):
-    id: str | int
+    """`$/cancelRequest`: cancel one request of this connection still in flight (answered `cancelled`)."""
+
+    id: str | int = Field(description="The id of the request to cancel.")

@@ -2,74 +2,95 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from pydantic import Field
+
 from protocol.base import OpenModel, WireModel
+from protocol.content import Resource, ResourceTemplate
+
+_THREAD = "Use this thread's connection (and wait for its servers to start); else the management one."
+_META = "Metadata the server attached (MCP `_meta`)."
 
 
 class ResourceListParams(WireModel):
-    server: str | None = None
-    thread_id: str | None = None
-    cursor: str | None = None
+    """`mcpResource/list`: the resources and templates of every connected server, or of one."""
+
+    server: str | None = Field(default=None, description="Only this server's resources.")
+    thread_id: str | None = Field(default=None, description=_THREAD)
+    cursor: str | None = Field(default=None, description="Where to continue: the `nextCursor` of the previous page.")
 
 
-class ResourceView(OpenModel):
-    server: str
-    uri: str
-    name: str
+class ResourceView(Resource):
+    """A resource a server lists, with the server it comes from."""
+
+    server: str = Field(description="The server that lists it.")
 
 
-class ResourceTemplateView(OpenModel):
-    server: str
-    uri_template: str
-    name: str
+class ResourceTemplateView(ResourceTemplate):
+    """A resource template a server lists, with the server it comes from."""
+
+    server: str = Field(description="The server that lists it.")
 
 
 class ResourceListResult(WireModel):
-    resources: list[ResourceView]
-    resource_templates: list[ResourceTemplateView]
-    next_cursor: str | None = None
+    """One page of resources and templates."""
+
+    resources: list[ResourceView] = Field(description="The resources, by server name.")
+    resource_templates: list[ResourceTemplateView] = Field(description="The resource templates, by server name.")
+    next_cursor: str | None = Field(default=None, description="Pass as `cursor` for the next page; absent at the end.")
 
 
 class ResourceReadParams(WireModel):
-    server: str
-    uri: str
-    thread_id: str | None = None
-    preview: bool = False
+    """`mcpServer/resource/read`: read a resource (through a thread, a diagnostics fact is recorded)."""
+
+    server: str = Field(description="The server to read from.")
+    uri: str = Field(description="The resource's URI.")
+    thread_id: str | None = Field(default=None, description=_THREAD)
+    preview: bool = Field(
+        default=False, description="Cut each text to 16 KiB (`truncated`) and replace each blob by its size and digest."
+    )
 
 
 class ResourceContent(OpenModel):
-    """Text, blob, or (with ``preview``) a blob summary ``{blobBytes, sha256}``."""
+    """One piece of a resource: `text`, `blob` (base64), or with `preview` a blob summary (`blobBytes`, `sha256`)."""
 
-    uri: str
-    mime_type: str | None = None
-    text: str | None = None
-    blob: str | None = None
-    truncated: bool | None = None
-    blob_bytes: int | None = None
-    sha256: str | None = None
+    uri: str = Field(description="The URI this is the content of.")
+    mime_type: str | None = Field(default=None, description="Its MIME type, when known.")
+    text: str | None = Field(default=None, description="The text, for a text resource.")
+    blob: str | None = Field(default=None, description="The bytes, base64-encoded, for a binary resource.")
+    truncated: bool | None = Field(default=None, description="With `preview`: the text was cut to 16 KiB.")
+    blob_bytes: int | None = Field(
+        default=None, description="With `preview`: the blob's size in bytes (the blob itself is left out)."
+    )
+    sha256: str | None = Field(default=None, description="With `preview`: the blob's SHA-256, hex.")
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta", description=_META)
 
 
 class ResourceReadResult(WireModel):
-    contents: list[ResourceContent]
+    """What a resource read returned."""
+
+    contents: list[ResourceContent] = Field(description="The resource's contents (several for a composite one).")
 
 
 class ResourceSubscribeParams(WireModel):
-    server: str
-    uri: str
-    thread_id: str | None = None
+    """`mcpResource/subscribe` and `unsubscribe`: updates arrive as `mcp:resource_updated`."""
+
+    server: str = Field(description="The server of the resource.")
+    uri: str = Field(description="The resource's URI.")
+    thread_id: str | None = Field(default=None, description="Subscribe through this thread's connection.")
 
 
 class ResourceUpdated(WireModel):
-    """``mcp:resource_updated``."""
+    """`mcp:resource_updated`: a subscribed resource changed; read it again to see how."""
 
-    server: str
-    uri: str
-    thread_id: str | None
+    server: str = Field(description="The server of the resource.")
+    uri: str = Field(description="The resource's URI.")
+    thread_id: str | None = Field(description="The thread whose subscription it is, or null for the management one.")
 
 
 class ResourcesUpdated(WireModel):
-    """``mcp:resources_updated``: the server's resource list changed."""
+    """`mcp:resources_updated`: the server's resource list changed."""
 
-    server: str
-    thread_id: str | None
-
-
+    server: str = Field(description="The server whose list changed.")
+    thread_id: str | None = Field(description="The thread whose connection saw it, or null for the management one.")

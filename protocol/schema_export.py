@@ -21,6 +21,7 @@ from pydantic_core import core_schema
 
 from protocol.catalog import CLIENT_NOTIFICATIONS, METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from protocol.config import McpServerConfig
+from protocol.envelope import JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcSuccessResponse
 from protocol.jsonrpc import REASON_CODES
 
 Mode = Literal["validation", "serialization"]
@@ -61,6 +62,15 @@ class WireSchema(GenerateJsonSchema):
             return _without_null(json_schema)
         return json_schema
 
+    def tagged_union_schema(self, schema: core_schema.TaggedUnionSchema) -> JsonSchemaValue:
+        """``oneOf`` of objects plus ``discriminator.propertyName``; the ``mapping`` (OpenAPI's) is left out: each
+        branch already names its tag, and validators such as Ajv refuse a mapping."""
+        json_schema = super().tagged_union_schema(schema)
+        if "discriminator" in json_schema:
+            json_schema["discriminator"].pop("mapping", None)
+            json_schema["type"] = "object"
+        return json_schema
+
 
 @dataclass(frozen=True)
 class Export:
@@ -71,8 +81,18 @@ class Export:
     mode: Mode
 
 
+ENVELOPES: dict[str, type[BaseModel]] = {
+    "request": JsonRpcRequest,
+    "notification": JsonRpcNotification,
+    "successResponse": JsonRpcSuccessResponse,
+    "errorResponse": JsonRpcErrorResponse,
+}
+"""The JSON-RPC message shapes, by the bundle property that names them."""
+
+
 def exports() -> list[Export]:
-    """Every params/result/notification/server-request model of the catalog, each in its direction."""
+    """Every params/result/notification/server-request model of the catalog, each in its direction, and the
+    envelopes (as the daemon sends them)."""
     found: dict[tuple[str, Mode], Export] = {}
 
     def add(model: type[BaseModel] | Any, mode: Mode, name: str | None = None) -> None:
@@ -80,6 +100,8 @@ def exports() -> list[Export]:
         found.setdefault((export.name, mode), export)
 
     add(McpServerConfig, "validation", "McpServerConfig")
+    for envelope in ENVELOPES.values():
+        add(envelope, "serialization")
     for spec in METHODS.values():
         add(spec.params, "validation")
         add(spec.result, "serialization")
@@ -103,11 +125,17 @@ def _rename(name: str) -> str:
 
 
 def _rewrite_refs(node: Any) -> Any:
+    """Refs renamed as their defs are; a described reference becomes ``{"allOf": [{"$ref": ...}], ...}``, since
+    generators (json2ts) read keywords beside a bare ``$ref`` as a new type to number, not as the referenced one."""
     if isinstance(node, dict):
-        return {
+        rewritten = {
             key: (f"#/$defs/{_rename(value.removeprefix('#/$defs/'))}" if key == "$ref" else _rewrite_refs(value))
             for key, value in node.items()
         }
+        if "$ref" in rewritten and len(rewritten) > 1:
+            ref = rewritten.pop("$ref")
+            return {"allOf": [{"$ref": ref}], **rewritten}
+        return rewritten
     if isinstance(node, list):
         return [_rewrite_refs(item) for item in node]
     return node
@@ -154,12 +182,8 @@ def _generate() -> tuple[dict[tuple[str, Mode], str], dict[str, Any]]:
             raise ValueError(f"{key[0]} is not a named model")
         names[key] = _rename(ref.removeprefix("#/$defs/"))
     defs = _reachable(defs, set(names.values()))
-    defs["ErrorReason"] = {
-        "title": "ErrorReason",
-        "description": "Every `error.data.reason` the daemon sends; `errorCodes` gives the code of each.",
-        "type": "string",
-        "enum": sorted(REASON_CODES),
-    }
+    if "ErrorReason" not in defs or "ErrorData" not in defs:
+        raise ValueError("ErrorReason and ErrorData must be reachable from the exported models")
     return names, dict(sorted(defs.items()))
 
 
@@ -198,7 +222,9 @@ def bundle() -> dict[str, Any]:
     return {
         "$schema": SCHEMA_DIALECT,
         "title": "McpAppServerProtocol",
-        "description": "The mcp-app-server protocol: each method's params and result, notifications, error reasons.",
+        "description": (
+            "The mcp-app-server protocol: each method's params and result, notifications, error reasons, envelopes."
+        ),
         "type": "object",
         "properties": {
             "methods": _closed(_pairs(METHODS, names, "validation", "serialization")),
@@ -206,8 +232,9 @@ def bundle() -> dict[str, Any]:
             "serverRequests": _closed(_pairs(SERVER_REQUESTS, names, "serialization", "validation")),
             "errorReason": _ref("ErrorReason"),
             "errorCodes": _closed(error_codes),
+            "envelopes": _closed({key: _ref(model.__name__) for key, model in ENVELOPES.items()}),
         },
-        "required": ["errorCodes", "errorReason", "methods", "notifications", "serverRequests"],
+        "required": ["envelopes", "errorCodes", "errorReason", "methods", "notifications", "serverRequests"],
         "additionalProperties": False,
         "$defs": defs,
     }

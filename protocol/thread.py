@@ -11,39 +11,56 @@ from protocol.config import McpServerConfig
 
 
 class Thread(WireModel):
-    id: str
-    name: str
-    cwd: str | None
-    created_at: str
-    status: Literal["active", "archived"]
-    servers: list[str]
+    """A thread: the owner of runtime MCP work (tool calls run in one), durable across daemon restarts."""
+
+    id: str = Field(description="The thread's id.")
+    name: str = Field(description="Its name.")
+    cwd: str | None = Field(description="Its working directory, or null for none.")
+    created_at: str = Field(description="When it was started (ISO 8601).")
+    status: Literal["active", "archived"] = Field(description="`archived` threads refuse new work (`threadArchived`).")
+    servers: list[str] = Field(description="The names of the servers it uses.")
 
 
 class ThreadStartParams(WireModel):
-    cwd: str | None = None
-    name: str | None = Field(default=None, max_length=256)
-    mcp_servers: dict[str, McpServerConfig] | None = None
-    strict_mcp_config: bool = False
-    servers: list[str] | None = None
-    allowed_tools: list[str] | None = None
-    disabled_tools: list[str] | None = None
+    """`thread/start`: a new thread with its server set; its servers connect in the background."""
+
+    cwd: str | None = Field(default=None, description="Its working directory; absent: none.")
+    name: str | None = Field(default=None, max_length=256, description="Its name.")
+    mcp_servers: dict[str, McpServerConfig] | None = Field(
+        default=None, description="Servers of this thread only, by name, merged with the app's."
+    )
+    strict_mcp_config: bool = Field(default=False, description="Use no app server, only `mcpServers`.")
+    servers: list[str] | None = Field(default=None, description="Only these enabled app servers; absent: all of them.")
+    allowed_tools: list[str] | None = Field(
+        default=None, description="Globs on full tool names: only matching tools may be seen or called."
+    )
+    disabled_tools: list[str] | None = Field(
+        default=None, description="Globs on full tool names: matching tools may never be seen or called."
+    )
 
 
 class ThreadResult(WireModel):
-    thread: Thread
+    """The thread as it is now."""
+
+    thread: Thread = Field(description="The thread.")
 
 
 class ThreadListParams(PageParams):
-    pass
+    """`thread/list`: the threads, a page at a time."""
 
 
 class ThreadListResult(WireModel):
-    data: list[Thread]
-    next_cursor: str | None = None
+    """One page of threads."""
+
+    data: list[Thread] = Field(description="The threads.")
+    next_cursor: str | None = Field(default=None, description="Pass as `cursor` for the next page; absent at the end.")
 
 
 class ThreadIdParams(WireModel):
-    """``threadId`` is required; the model accepts its absence so that it gets the typed ``threadRequired``."""
+    """A request about one thread.
+
+    ``threadId`` is required; the model accepts its absence so that it gets the typed ``threadRequired``.
+    """
 
     model_config = ConfigDict(json_schema_extra=required_in_schema("threadId"))
 
@@ -51,26 +68,30 @@ class ThreadIdParams(WireModel):
 
 
 class ContentRef(WireModel):
-    index: int
-    bytes: int
-    sha256: str
+    """The digest of one content of a resource read (never the content itself)."""
+
+    index: int = Field(description="Its position in the read's `contents`.")
+    bytes: int = Field(description="Its size in bytes.")
+    sha256: str = Field(description="Its SHA-256, hex.")
 
 
 class ResourceReadFact(WireModel):
     """What a thread-scoped resource read leaves behind: digests and refs, never the body."""
 
-    kind: Literal["mcpResourceRead"] = "mcpResourceRead"
-    server: str
-    uri_digest: str
-    uri_preview: str
-    mime_types: list[str]
-    content_refs: list[ContentRef]
-    at: str
+    kind: Literal["mcpResourceRead"] = Field(default="mcpResourceRead", description="Always `mcpResourceRead`.")
+    server: str = Field(description="The server read from.")
+    uri_digest: str = Field(description="The SHA-256 of the URI, hex.")
+    uri_preview: str = Field(description="The URI's first 120 characters.")
+    mime_types: list[str] = Field(description="The MIME types of the contents.")
+    content_refs: list[ContentRef] = Field(description="A digest of each content.")
+    at: str = Field(description="When it was read (ISO 8601).")
 
 
 class ThreadReadResult(WireModel):
-    thread: Thread
-    facts: list[ResourceReadFact]
+    """A thread and its diagnostics facts."""
+
+    thread: Thread = Field(description="The thread.")
+    facts: list[ResourceReadFact] = Field(description="What its resource reads left behind, oldest first.")
 
 
 CONTEXT_READ_DEFAULT_BYTES = 64 * 1024
@@ -80,18 +101,20 @@ CONTEXT_READ_MAX_BYTES = 1024 * 1024
 class ContextReadParams(WireModel):
     """``thread/context/read``: one byte range of an archived projection or blob (offsets count stored bytes)."""
 
-    thread_id: str | None = None
-    ref: str = Field(max_length=128)
-    offset: int = Field(default=0, ge=0)
-    limit: int = Field(default=CONTEXT_READ_DEFAULT_BYTES, ge=1, le=CONTEXT_READ_MAX_BYTES)
+    thread_id: str | None = Field(default=None, description="The thread whose archive holds the ref.")
+    ref: str = Field(max_length=128, description="A `ref` of a tool result's `projection`.")
+    offset: int = Field(default=0, ge=0, description="The first stored byte to read.")
+    limit: int = Field(
+        default=CONTEXT_READ_DEFAULT_BYTES, ge=1, le=CONTEXT_READ_MAX_BYTES, description="The most bytes to read."
+    )
 
 
 class ContextReadResult(WireModel):
     """``data`` is text for a ``text`` ref, base64 of the byte range for a blob; ``nextOffset`` null at the end."""
 
-    ref: str
-    offset: int
-    data: str
-    next_offset: int | None
-    bytes: int
-    mime_type: str | None = None
+    ref: str = Field(description="The ref read.")
+    offset: int = Field(description="The first byte read.")
+    data: str = Field(description="The bytes read: text, or base64 for a blob.")
+    next_offset: int | None = Field(description="Where the next range starts, or null at the end.")
+    bytes: int = Field(description="The ref's whole stored size.")
+    mime_type: str | None = Field(default=None, description="Its MIME type, when known.")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol.catalog import CLIENT_NOTIFICATIONS
+from protocol.errors import MODEL_OF_REASON, reasons_of
 from protocol.jsonrpc import REASON_CODES
 from protocol.schema_export import bundle
 
@@ -21,14 +22,17 @@ ENVELOPE_NAMES = frozenset(
     {
         "RequestId",
         "ClientRequest",
+        "ClientParamsByMethod",
         "ClientResponseByMethod",
         "ClientNotification",
         "ServerNotification",
+        "ServerNotificationParamsByMethod",
         "ServerRequest",
+        "ServerRequestParamsByMethod",
         "ServerResponseByMethod",
-        "ErrorCode",
+        "ServerMessage",
         "ERROR_CODES",
-        "JsonRpcError",
+        "ErrorDataByReason",
     }
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
@@ -55,7 +59,7 @@ def _union(members: list[str]) -> str:
     return " | ".join(unique) if unique else "never"
 
 
-_ANNOTATIONS = frozenset({"default", "description", "title", "examples"})
+_ANNOTATIONS = frozenset({"default", "description", "title", "examples", "discriminator"})
 """Keywords that describe a value without constraining its type."""
 
 
@@ -116,6 +120,10 @@ class _Emitter:
         if len(schema.get("enum", ())) > 3:
             members = "".join(f"\n  | {json.dumps(value)}" for value in schema["enum"])
             return "\n".join([*lines, f"export type {name} ={members};"])
+        branches = schema.get("oneOf") or schema.get("anyOf") or ()
+        if len(branches) > 3:
+            members = "".join(f"\n  | {self.expression(branch)}" for branch in branches)
+            return "\n".join([*lines, f"export type {name} ={members};"])
         body = self.expression({k: v for k, v in schema.items() if k not in ("title", "description")})
         if body.startswith("{\n"):
             lines.append(f"export interface {name} {body}")
@@ -160,6 +168,7 @@ class _Envelopes:
 
     def render(self) -> list[str]:
         pairs = self.methods.items()
+        notifications = sorted(self.notifications.items())
         return [
             "/** A JSON-RPC request id: a string or an integer, unique among a connection's requests in flight. */\n"
             "export type RequestId = string | number;",
@@ -167,6 +176,11 @@ class _Envelopes:
                 "Every request a client may send: `initialize` and each method `initialize` lists.",
                 "ClientRequest",
                 [self._message(m, _ref(pair["properties"]["params"]), True) for m, pair in pairs],
+            ),
+            _map_type(
+                "The params of each client request, by method.",
+                "ClientParamsByMethod",
+                {m: _ref(pair["properties"]["params"]) for m, pair in pairs},
             ),
             _map_type(
                 "The result of each client request, by method.",
@@ -181,7 +195,12 @@ class _Envelopes:
             _union_type(
                 "Every notification the daemon sends.",
                 "ServerNotification",
-                [self._message(m, _ref(schema), False) for m, schema in sorted(self.notifications.items())],
+                [self._message(m, _ref(schema), False) for m, schema in notifications],
+            ),
+            _map_type(
+                "The params of each notification the daemon sends, by method.",
+                "ServerNotificationParamsByMethod",
+                {m: _ref(schema) for m, schema in notifications},
             ),
             _union_type(
                 "Requests the daemon sends to a client; answer each with the result of its method.",
@@ -189,26 +208,39 @@ class _Envelopes:
                 [self._message(m, _ref(p["properties"]["params"]), True) for m, p in self.server_requests.items()],
             ),
             _map_type(
+                "The params of each request the daemon sends, by method.",
+                "ServerRequestParamsByMethod",
+                {m: _ref(p["properties"]["params"]) for m, p in self.server_requests.items()},
+            ),
+            _map_type(
                 "The result a client answers each server request with, by method.",
                 "ServerResponseByMethod",
                 {m: _ref(p["properties"]["result"]) for m, p in self.server_requests.items()},
+            ),
+            _union_type(
+                "Every message the daemon sends: answers, notifications and its own requests (each with `jsonrpc`).",
+                "ServerMessage",
+                [
+                    "JsonRpcSuccessResponse",
+                    "JsonRpcErrorResponse",
+                    '(ServerNotification & { jsonrpc: "2.0" })',
+                    '(ServerRequest & { jsonrpc: "2.0" })',
+                ],
             ),
         ]
 
 
 def _errors() -> list[str]:
     codes = "".join(f"  {_key(reason)}: {int(code)},\n" for reason, code in sorted(REASON_CODES.items()))
+    data = {}
+    for reason in sorted(REASON_CODES):
+        model = MODEL_OF_REASON[reason]
+        shared = len(reasons_of(model)) > 1
+        data[reason] = f"{model.__name__} & {{ reason: {json.dumps(reason)} }}" if shared else model.__name__
     return [
         "/** The JSON-RPC error code of every reason (clients branch on `data.reason`, never on the message). */\n"
-        f"export const ERROR_CODES = {{\n{codes}}} as const satisfies {{ readonly [R in ErrorReason]: number }};",
-        "/** A JSON-RPC error code the daemon sends. */\n"
-        "export type ErrorCode = (typeof ERROR_CODES)[ErrorReason];",
-        "/** The `error` member of a failed response: a typed reason plus that reason's details. */\n"
-        "export interface JsonRpcError {\n"
-        "  code: ErrorCode;\n"
-        "  message: string;\n"
-        "  data: { reason: ErrorReason; [detail: string]: unknown };\n"
-        "}",
+        f"export const ERROR_CODES = {{\n{codes}}} as const satisfies {{ readonly [R in ErrorReason]: ErrorCode }};",
+        _map_type("The `error.data` of each reason.", "ErrorDataByReason", data),
     ]
 
 

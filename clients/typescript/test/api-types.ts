@@ -1,0 +1,56 @@
+// Compile-time checks of the public API: each `@ts-expect-error` line must fail to type-check (this file is built with
+// the tests and never run).
+import { AppServerClient, AppServerError } from "mcp-app-server-client";
+import type { EventPayload, PageItem, PaginatedMethod, ServerRecord, ToolView } from "mcp-app-server-client";
+
+export async function typed(client: AppServerClient): Promise<void> {
+  const listed = await client.request("mcpServer/list");
+  const names: string[] = listed.data.map((server) => server.name);
+  await client.request("mcpServer/create", { name: "fx", config: { command: "node" } });
+  // @ts-expect-error params are required where a param is
+  await client.request("mcpServer/create");
+  // @ts-expect-error a wrong param type
+  await client.request("mcpServer/delete", { name: 1 });
+  // @ts-expect-error retired methods are not methods
+  await client.request("mcpTool/call", {});
+  // @ts-expect-error initialize goes through initialize()
+  await client.request("initialize", { clientInfo: { name: "a", version: "1" } });
+  await client.request("mcpServer/list", undefined, { timeoutMs: 1000, signal: new AbortController().signal });
+  void names;
+}
+
+export function events(client: AppServerClient): void {
+  client.on("mcpServer/tool/progress", (progress) => progress.progress.toFixed());
+  client.on("exit", (exit) => exit.stderrTail.length + Number(exit.restarting));
+  // @ts-expect-error a notification's params are its own
+  client.on("mcp:tools_updated", (update) => update.progress);
+  // @ts-expect-error retired events are not events
+  client.on("mcp:server_started", () => undefined);
+  client.onElicitation((request) =>
+    request.requestedSchema.required?.length ? { action: "decline" } : { action: "cancel" },
+  );
+  // @ts-expect-error an elicitation is answered with an action
+  client.onElicitation(() => ({ content: {} }));
+}
+
+export const pages: PaginatedMethod[] = [
+  "mcpServer/list",
+  "mcpServerStatus/list",
+  "mcpTool/list",
+  "mcpPrompt/list",
+  "thread/list",
+];
+// @ts-expect-error listForContext has no cursor: it is not paginated
+export const notPaged: PaginatedMethod = "mcpTool/listForContext";
+export const item: PageItem<"mcpServer/list"> extends ServerRecord ? true : false = true;
+export const tool: PageItem<"mcpTool/list"> extends ToolView ? true : false = true;
+export const payload: EventPayload<"restarted">["serverInfo"]["name"] = "mcp-app-server";
+
+export function narrowing(error: unknown): string | undefined {
+  if (!(error instanceof AppServerError)) return undefined;
+  // @ts-expect-error details are read once the reason is known
+  const origin: string = error.data.origin;
+  if (error.is("originNotAllowed")) return error.data.origin + origin;
+  if (error.is("startupFailed")) return error.data.stderrTail;
+  return error.data.reason === "unknownServer" ? error.data.name : undefined;
+}
