@@ -2,7 +2,8 @@
 namespace where every Python installation, the venv and the checkout's packages are hidden, with an environment
 of PATH and HOME only (plus a host LD_LIBRARY_PATH). It must answer ``initialize``, run a tool of the npm
 ``server-everything`` (Node, not Python) in a thread, fail an unreachable HTTPS server with a typed error (its TLS
-stack loads), hand its children the host's library path rather than its own, and exit 0 on stdin EOF.
+stack loads), hand its children the host's library path rather than its own, and exit 0 on stdin EOF. And the pid
+a host spawns must be the daemon itself: SIGKILL to it takes its stdio children along.
 
     python packaging/pyinstaller/check_standalone.py [dist/mcp-app-server]
 
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,6 +77,36 @@ def check(client: JsonLinesClient) -> list[str]:
     return notes
 
 
+def running(pid: str) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def killed_leaves_no_child(program: Path, home: Path) -> str:
+    """PyInstaller's bootloader re-executes itself in place (same pid), so the host's SIGKILL reaches the daemon."""
+    process = subprocess.Popen([str(program), "--data-dir", str(home / "killed")], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               env={"PATH": "/usr/bin:/bin", "HOME": str(home)})
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        client = JsonLinesClient(process.stdout, process.stdin)
+        client.initialize()
+        client.request("mcpServer/create", {"name": "ev", "config": everything_config()})
+        client.request("mcpServer/start", {"name": "ev"}, 60)
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+        assert children, "the MCP server is not a child of the spawned pid"
+    finally:
+        process.kill()
+        process.wait()
+    deadline = time.monotonic() + 10
+    while (alive := [pid for pid in children if running(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive, f"children {alive} outlived the SIGKILLed daemon"
+    return f"SIGKILL to the spawned pid ended its child {children}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("bundle", nargs="?", type=Path, default=ROOT / "dist" / "mcp-app-server")
@@ -100,6 +132,11 @@ def main() -> int:
                 return 1
             process.stdin.close()
             code = process.wait(15)
+        try:
+            notes.append(killed_leaves_no_child(moved / "mcp-app-server", Path(tmp) / "home"))
+        except (AssertionError, DaemonError, TimeoutError) as exc:
+            print(f"FAIL {type(exc).__name__}: {exc}")
+            return 1
         for note in notes:
             print(f"PASS {note}")
         print(f"{'PASS' if code == 0 else 'FAIL'} exit code {code} after stdin EOF")
