@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+ARTIFACT_TOOLS := $(VENV)/.artifact-tools
+PIPX := PIPX_HOME=build/pipx PIPX_BIN_DIR=build/pipx/bin PIPX_MAN_DIR=build/pipx/man $(PY) -m pipx
+ARTIFACT_SMOKE_ARGS := --allow-write-fixture --allow-oauth-fixture
 
-.PHONY: setup smoke test lint schemas bench conformance clean
+.PHONY: setup smoke test lint schemas bench conformance clean wheel smoke-wheel dist smoke-dist
 
 CLIENT := clients/typescript
 CLIENT_BUILT := $(CLIENT)/dist/index.js
@@ -26,6 +29,30 @@ $(CLIENT_BUILT): node_modules/.installed $(wildcard $(CLIENT)/src/*.ts) $(CLIENT
 		$(CLIENT)/tsconfig.base.json schemas/protocol.schema.json schemas/typescript/index.ts
 	npm run build --silent --workspace $(CLIENT)
 	touch $@
+
+# The shipped artifacts (SPEC §10). Their tools (build, pipx, PyInstaller) are pinned apart: make test never needs them.
+$(ARTIFACT_TOOLS): $(STAMP) packaging/requirements.txt
+	$(PY) -m pip install --quiet -r packaging/requirements.txt
+	touch $@
+
+wheel: $(ARTIFACT_TOOLS)
+	rm -f dist/mcp_app_server-*
+	$(PY) -m build --outdir dist .
+
+smoke-wheel: wheel node_modules/.installed
+	rm -rf build/pipx
+	$(PIPX) install dist/mcp_app_server-*.whl
+	build/pipx/bin/mcp-app-server --version
+	$(PY) -m pytest -q -m slow tests/test_artifacts.py
+	$(PY) scripts/smoke/current_smoke.py $(ARTIFACT_SMOKE_ARGS) --daemon-command '["build/pipx/bin/mcp-app-server"]'
+
+dist: $(ARTIFACT_TOOLS)
+	$(PY) -m PyInstaller --noconfirm --log-level WARN --distpath dist --workpath build/pyinstaller \
+		packaging/pyinstaller/mcp-app-server.spec
+
+smoke-dist: dist node_modules/.installed
+	$(PY) scripts/smoke/current_smoke.py $(ARTIFACT_SMOKE_ARGS) --daemon-command '["dist/mcp-app-server/mcp-app-server"]'
+	$(PY) packaging/pyinstaller/check_standalone.py dist/mcp-app-server
 
 smoke: setup
 	$(PY) scripts/smoke/current_smoke.py $(SMOKE_ARGS)
@@ -50,4 +77,5 @@ conformance: setup
 	$(PY) scripts/conformance/run.py
 
 clean:
-	rm -rf $(VENV) node_modules $(CLIENT)/dist $(CLIENT)/build $(CLIENT)/src/generated
+	rm -rf $(VENV) node_modules build dist $(CLIENT)/dist $(CLIENT)/build $(CLIENT)/src/generated
+	rm -rf $(VENV) node_modules build dist

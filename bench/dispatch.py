@@ -12,6 +12,7 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from bench.pipe import JsonPipe, daemon_command, echo_command, encode
@@ -21,10 +22,10 @@ ROUND_TRIP_BUDGET = 1.3
 WARMUP = 50
 
 
-def start_times(command: list[str]) -> tuple[float, float]:
+def start_times(command: list[str], env: Mapping[str, str] | None = None) -> tuple[float, float]:
     """Seconds from spawn until ``initialize`` is answered, and until the first ``mcpServer/list`` is."""
     started = time.perf_counter()
-    with JsonPipe(command) as pipe:
+    with JsonPipe(command, env) as pipe:
         pipe.initialize()
         initialized = time.perf_counter() - started
         pipe.request(1, "mcpServer/list", {})

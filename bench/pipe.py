@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +38,15 @@ def encode(request_id: Any, method: str, params: dict[str, Any] | None = None) -
 class JsonPipe:
     """One child process speaking JSON lines; responses are matched by id, everything else is skipped."""
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(self, command: list[str], env: Mapping[str, str] | None = None) -> None:
+        """``env`` replaces the default (ours with the checkout on ``PYTHONPATH``), e.g. for an installed artifact."""
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            env={**os.environ, "PYTHONPATH": str(ROOT)} if env is None else dict(env),
             bufsize=1 << 16,
         )
         assert self.process.stdin is not None and self.process.stdout is not None

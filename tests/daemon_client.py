@@ -21,6 +21,9 @@ from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT = 20.0
+DAEMON_COMMAND_ENV = "MCP_APP_SERVER_TEST_DAEMON"
+"""A JSON argv that replaces the checkout's daemon (an installed wheel's script, the bundle): the same checks then
+run against the shipped artifact, which gets no ``PYTHONPATH`` pointing at the checkout."""
 
 
 class DaemonError(Exception):
@@ -149,11 +152,15 @@ class Daemon(JsonLinesClient):
     """The real daemon as a subprocess."""
 
     def __init__(self, data_dir: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> None:
-        full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+        artifact = os.environ.get(DAEMON_COMMAND_ENV)
+        command = json.loads(artifact) if artifact else [sys.executable, "-m", "app_server"]
+        base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} if artifact else {
+            **os.environ, "PYTHONPATH": str(ROOT)}
+        full_env = {**base, **(env or {})}
         self.stderr_path = data_dir.parent / f"{data_dir.name}.stderr.log"
         self._stderr = self.stderr_path.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "app_server", "--data-dir", str(data_dir), "--log-level", "debug", *args],
+            [*command, "--data-dir", str(data_dir), "--log-level", "debug", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

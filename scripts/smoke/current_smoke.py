@@ -2,11 +2,14 @@
 bundled fixture servers, printing a pass/fail table.
 
     python scripts/smoke/current_smoke.py [--allow-write-fixture] [--allow-oauth-fixture] [--allow-live-provider]
+                                          [--daemon-command '["dist/mcp-app-server/mcp-app-server"]']
 
 ``--allow-write-fixture`` runs import/sync against a temporary fixture home (never the real one);
 ``--allow-oauth-fixture`` logs into the bundled OAuth fixture; ``--allow-live-provider`` needs
 ``MCP_APP_SERVER_LIVE_URL`` and ``MCP_APP_SERVER_LIVE_TOKEN_ENV`` (the name of a set variable holding the bearer
 token) and fails closed, naming what is missing, before any daemon call without them.
+``--daemon-command`` (a JSON argv) runs the same checks against a shipped artifact, an installed wheel's
+script or the bundle, instead of the checkout's ``python -m app_server``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from scripts.smoke.fixtures.launch import http_fixture  # noqa: E402
-from tests.daemon_client import Daemon, DaemonError, running_daemon  # noqa: E402
+from tests.daemon_client import DAEMON_COMMAND_ENV, Daemon, DaemonError, running_daemon  # noqa: E402
 from tests.fixtures import NODE_MODULES, everything_config, fixture_config, script  # noqa: E402
 from tests.ordering import retired_events, startup_statuses, until_response  # noqa: E402
 
@@ -434,12 +437,30 @@ def oauth(smoke: Smoke, d: Daemon) -> None:
     smoke.check("oauth", "login via loopback callback", login)
 
 
+def daemon_command(text: str) -> list[str]:
+    """A JSON argv whose program is resolved now, so a relative path keeps meaning what it meant here."""
+    try:
+        argv = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from exc
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and a for a in argv):
+        raise argparse.ArgumentTypeError("expected a JSON list of non-empty strings")
+    program = Path(argv[0])
+    if len(program.parts) > 1:
+        argv[0] = str(program.absolute())
+    return argv
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--allow-write-fixture", action="store_true")
     parser.add_argument("--allow-oauth-fixture", action="store_true")
     parser.add_argument("--allow-live-provider", action="store_true")
+    parser.add_argument("--daemon-command", type=daemon_command, help="JSON argv of the daemon to drive")
     args = parser.parse_args()
+    if args.daemon_command:
+        os.environ[DAEMON_COMMAND_ENV] = json.dumps(args.daemon_command)
+        print(f"daemon: {' '.join(args.daemon_command)}")
     if args.allow_live_provider and (missing := live_provider_missing(os.environ)):
         print(f"--allow-live-provider needs {missing}; nothing was run.")
         return 2
