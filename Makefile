@@ -78,4 +78,3 @@ conformance: setup
 
 clean:
 	rm -rf $(VENV) node_modules build dist $(CLIENT)/dist $(CLIENT)/build $(CLIENT)/src/generated
-	rm -rf $(VENV) node_modules build dist
