@@ -113,27 +113,20 @@ def _metadata_record(provider: Any) -> dict[str, Any]:
     }
 
 
-def _login_provider_class() -> Any:
-    """The SDK's provider, choosing a pre-registered client's token-endpoint authentication once metadata is known.
+def _settle_client_authentication(context: Any) -> None:
+    """A pre-registered client's token-endpoint authentication, chosen once the server's metadata is known.
 
-    The client record is set before discovery, so its method is a guess (``client_secret_basic`` when it has
-    a secret); ``client_secret_post`` is used instead when the authorization server lists only that.
+    The client record is set before discovery, so its method is a guess (``client_secret_basic`` when it has a
+    secret); ``client_secret_post`` is used instead when the authorization server lists only that.
     """
-    from mcp.client.auth import OAuthClientProvider
-
-    class _LoginProvider(OAuthClientProvider):
-        async def _perform_authorization(self) -> Any:
-            info, metadata = self.context.client_info, self.context.oauth_metadata
-            supported = metadata.token_endpoint_auth_methods_supported if metadata is not None else None
-            method = info.token_endpoint_auth_method if info is not None else None
-            if info is not None and info.client_secret and supported and method not in supported:
-                if "client_secret_post" in supported:
-                    info.token_endpoint_auth_method = "client_secret_post"
-                elif "client_secret_basic" in supported:
-                    info.token_endpoint_auth_method = "client_secret_basic"
-            return await super()._perform_authorization()
-
-    return _LoginProvider
+    info, metadata = context.client_info, context.oauth_metadata
+    supported = metadata.token_endpoint_auth_methods_supported if metadata is not None else None
+    method = info.token_endpoint_auth_method if info is not None else None
+    if info is not None and info.client_secret and supported and method not in supported:
+        if "client_secret_post" in supported:
+            info.token_endpoint_auth_method = "client_secret_post"
+        elif "client_secret_basic" in supported:
+            info.token_endpoint_auth_method = "client_secret_basic"
 
 
 @dataclass(eq=False)
@@ -267,10 +260,10 @@ class OAuthLogins:
 
     async def _flow(self, login: _Login, announce: Callable[[str], None]) -> None:
         import httpx2
+        from mcp.client.auth import OAuthClientProvider
         from mcp.client.auth.utils import extract_field_from_www_auth
         from mcp.shared.auth import AuthorizationCodeResult
 
-        _LoginProvider = _login_provider_class()
         async with CallbackServer(f"/oauth/callback/{login.login_id}") as callback:
             storage = MemoryTokenStorage()
             storage.client_info = login.client
@@ -281,13 +274,15 @@ class OAuthLogins:
                 if len(states) != 1:
                     raise AppError("oauthFailed", "the authorization URL carries no single state", step="flow")
                 callback.expect_state(states[0])
+                # Discovery is done and the token request not yet built: the moment to settle how it authenticates.
+                _settle_client_authentication(provider.context)
                 announce(authorization_url)
 
             async def callback_handler() -> AuthorizationCodeResult:
                 result = await callback.wait()
                 return AuthorizationCodeResult(code=result.code, state=result.state, iss=result.iss)
 
-            provider = _LoginProvider(
+            provider = OAuthClientProvider(
                 login.url,
                 _client_metadata(callback.redirect_uri, login.scopes),
                 storage,
