@@ -28,9 +28,23 @@ __all__ = [
     "StoredTokenStorage",
     "auth_status",
     "login_client",
+    "needs_login",
     "oauth_auth",
     "step_up_scopes",
 ]
+
+
+LOGIN_REASONS = frozenset({"authRequired", "reauthenticationRequired"})
+
+
+def needs_login(reason: str | None) -> bool:
+    """Whether a failure with this reason is one only the user can fix, by logging in: the server wants a
+    credential and there is none, or the stored one can no longer be refreshed.
+
+    The one place that decides it: a start's ``failureReason``, a status row's ``authenticationRequired``, a
+    session ended by its request and a thread that does not reconnect on demand all ask here.
+    """
+    return reason in LOGIN_REASONS
 
 
 def _static_auth(config: HttpServerConfig) -> bool:

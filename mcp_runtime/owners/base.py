@@ -19,8 +19,9 @@ from typing import Any
 from mcp_runtime._sdk_compat import load_sdk
 from mcp_runtime.catalog.cache import CatalogCache, SearchAnswer
 from mcp_runtime.events import EventSink
+from mcp_runtime.oauth import needs_login
 from mcp_runtime.oauth.credentials import CREDENTIALS_FILE
-from mcp_runtime.owners.auth import AUTH_REASONS, auth_status, connection_auth
+from mcp_runtime.owners.auth import auth_status, connection_auth
 from mcp_runtime.owners.preview import preview_content
 from mcp_runtime.session.slot import ElicitationHandler, SessionSlot, SlotLost
 from mcp_runtime.session.state import error_info, server_status
@@ -135,7 +136,7 @@ class SlotOwner(ABC):
     # ------------------------------------------------------------- lifecycle
 
     def _publish(self, name: str, status: StartupState, error: AppError | None = None) -> None:
-        reauth = error is not None and error.reason in AUTH_REASONS
+        reauth = error is not None and needs_login(error.reason)
         self._sink(
             "mcpServer/startupStatus/updated",
             StartupStatusUpdated(
@@ -261,7 +262,7 @@ class SlotOwner(ABC):
         if starting and slot is not None and slot.state.status != "starting":
             slot = None  # the previous session's slot, being replaced: the row says ``starting``
         if slot is None and error is not None:
-            runtime = "authenticationRequired" if error.reason in AUTH_REASONS else "failed"
+            runtime = "authenticationRequired" if needs_login(error.reason) else "failed"
             return ServerStatus(name=name, runtime_status=runtime, auth_status=auth, last_error=error_info(error))
         if slot is None:
             runtime = "starting" if starting else "disabled" if disabled else "notStarted"

@@ -27,6 +27,7 @@ from mcp_runtime.catalog.schemas import errors, validator
 from mcp_runtime.catalog.views import build_views, visible_for_context
 from mcp_runtime.events import EventSink
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
+from mcp_runtime.oauth import needs_login
 from mcp_runtime.owners import elicitation as _elicitation
 from mcp_runtime.owners.base import SlotOwner
 from mcp_runtime.owners.elicitation import AskCallback, Call
@@ -72,10 +73,6 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list):
         return [_finite(item) for item in value]
     return value
-
-
-_NO_RECONNECT = frozenset({"authRequired", "reauthenticationRequired", "insufficientScope"})
-"""Losses a reconnect cannot fix without the user (a login): reported, not retried."""
 
 
 @dataclass(frozen=True)
@@ -239,7 +236,7 @@ class McpThreadRuntime(SlotOwner):
             # (bounded by the stop grace and the startup timeout). A loss needing a login is not retried.
             await slot.close()
             last = slot.state.last_error
-            if last is None or last.reason not in _NO_RECONNECT:
+            if last is None or not needs_login(last.reason):
                 if server.task is None or server.task.done:
                     self._spawn(name, server)
                 await server.ready.wait()

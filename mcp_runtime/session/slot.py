@@ -25,7 +25,7 @@ from mcp_runtime.session.connect import handshake, is_modern, open_client
 from mcp_runtime.session.errors import classify_session_failure, exit_description
 from mcp_runtime.session.listen import ListenStream
 from mcp_runtime.session.refresh import CallGate, CatalogRefresher
-from mcp_runtime.session.state import ConnectionState, ended_state
+from mcp_runtime.session.state import ConnectionState, ended_state, lost_state
 from mcp_runtime.session.stdio import StdioTransport
 from mcp_runtime.session.transport import StderrTail, secret_values
 from mcp_runtime.session.upstream_guard import SkippedLine, note_skipped
@@ -150,9 +150,12 @@ class SessionSlot:
                 await self._task.wait()
 
     def lose(self, error: AppError) -> None:
-        """Record the session as lost (the first cause wins) and let the supervisor tear it down."""
+        """Record the session as lost (the first cause wins) and let the supervisor tear it down; the state says
+        so at once, so no status row shows a healthy server while its teardown runs."""
         if self._lost_error is None:
             self._lost_error = error
+            if self._ready.is_set() and not self._stopping:
+                self._state = lost_state(self._state, error, self._state.stderr_tail)
         self._wake.set()
 
     def _tail_detail(self) -> dict[str, str]:
