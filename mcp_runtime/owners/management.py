@@ -21,6 +21,7 @@ import structlog
 from mcp_runtime.config.edits import normalized
 from mcp_runtime.events import EventSink
 from mcp_runtime.owners.base import SlotOwner
+from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.session.slot import SessionSlot
 from mcp_runtime.tasks import Spawner, TaskHandle
 from protocol.config import McpServerConfig
@@ -74,19 +75,20 @@ class McpClientManager(SlotOwner):
             raise AppError("unknownServer", f"no server named {name}", server=name)
         return config
 
-    def _status(self, name: str, config: McpServerConfig) -> ServerStatus:
+    def _status(self, name: str, config: McpServerConfig, stamp: CredentialsStamp) -> ServerStatus:
         entry = self._entries.get(name)
         slot = entry.slot if entry is not None else None
         error = entry.auth_error if entry is not None and slot is None else None
         starting = entry is not None and entry.starting
-        return self._row(name, config, slot, error=error, starting=starting, disabled=not config.enabled)
+        return self._row(name, config, slot, stamp, error=error, starting=starting, disabled=not config.enabled)
 
     def status(self, name: str) -> ServerStatus:
         """From cached state only: never waits on a server that is starting."""
-        return self._status(name, self._config(name))
+        return self._status(name, self._config(name), self._credentials_stamp())
 
     def statuses(self) -> list[ServerStatus]:
-        return [self._status(name, config) for name, config in sorted(self._snapshot().items())]
+        stamp = self._credentials_stamp()
+        return [self._status(name, config, stamp) for name, config in sorted(self._snapshot().items())]
 
     async def _ready_slot(self, name: str) -> SessionSlot:
         """The live slot for a read; a server that is not connected now is ``notRunning`` (no waiting)."""
@@ -142,7 +144,7 @@ class McpClientManager(SlotOwner):
 
     async def _start_locked(self, name: str, entry: _Entry, config: McpServerConfig) -> ServerStatus:
         if self._is_live(entry, config):
-            return self._status(name, config)
+            return self._status(name, config, self._credentials_stamp())
         carried: frozenset[str] = frozenset()
         if entry.slot is not None:
             old, entry.slot = entry.slot, None
@@ -161,7 +163,7 @@ class McpClientManager(SlotOwner):
         entry.config = config
         await self._start_slot(name, slot)
         entry.connected_at = anyio.current_time()
-        return self._status(name, config)
+        return self._status(name, config, self._credentials_stamp())
 
     async def stop(self, name: str) -> None:
         """Stop (and interrupt a start in progress); the server's process group is reaped."""

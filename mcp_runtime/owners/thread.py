@@ -30,6 +30,7 @@ from mcp_runtime.owners.base import SlotOwner
 from mcp_runtime.owners.elicitation import AskCallback, Call
 from mcp_runtime.owners.preview import resource_read_fact
 from mcp_runtime.owners.projection import project, tool_call_json
+from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.session.errors import timeout_error
 from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
 from mcp_runtime.storage.archive import ThreadArchive
@@ -161,15 +162,16 @@ class McpThreadRuntime(SlotOwner):
         """The thread's ``allowedTools`` / ``disabledTools`` globs on full tool names."""
         return self._allowed, self._disabled
 
-    def _status(self, name: str, server: _Server) -> ServerStatus:
+    def _status(self, name: str, server: _Server, stamp: CredentialsStamp) -> ServerStatus:
         error = server.error if server.slot is None else None
-        return self._row(name, server.config, server.slot, error=error, starting=server.starting)
+        return self._row(name, server.config, server.slot, stamp, error=error, starting=server.starting)
 
     def status(self, name: str) -> ServerStatus:
-        return self._status(name, self._server(name))
+        return self._status(name, self._server(name), self._credentials_stamp())
 
     def statuses(self) -> list[ServerStatus]:
-        return [self._status(name, server) for name, server in sorted(self._servers.items())]
+        stamp = self._credentials_stamp()
+        return [self._status(name, server, stamp) for name, server in sorted(self._servers.items())]
 
     def _connected(self) -> dict[str, SessionSlot]:
         return {
