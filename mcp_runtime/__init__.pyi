@@ -22,11 +22,9 @@ from .oauth import OAuthLogins as OAuthLogins
 from .oauth import login_client as login_client
 from .oauth import step_up_scopes as step_up_scopes
 from .owners.elicitation import CANCELLED as CANCELLED
-from .owners.elicitation import AskCallback as AskCallback
 from .owners.elicitation import Resolution as Resolution
 from .owners.elicitation import resolve_answer as resolve_answer
 from .owners.management import McpClientManager as McpClientManager
-from .owners.preview import preview_content as preview_content
 from .owners.thread import McpThreadRuntime as McpThreadRuntime
 from .session.stdio import kill_live_groups as kill_live_groups
 from .storage import safe_fs as safe_fs

@@ -71,11 +71,11 @@ def plain_client() -> type[Client]:
 
 @functools.cache
 def probe_bounded_client() -> type[Client]:
-    """``Client`` whose first ``server/discover`` probe gives up after 1 s (``protocol: auto``).
+    """``Client`` whose first ``server/discover`` probe gives up soon (``protocol: auto``): the SDK's timeout is a
+    process-wide global, and a server that ignores the probe must not stall its start.
 
-    The SDK's probe timeout is a process-wide module global (10 s). Only the first probe is shortened: when
-    the fallback ``initialize`` proves the server modern (-32022), the SDK re-probes a server that is alive,
-    and a slow-starting server must not fail that second probe. Both stay bounded by the startup timeout.
+    Only the first probe is shortened: the SDK probes again once the fallback ``initialize`` proves the server
+    modern, and a slow-starting server must not fail that second probe (both stay within the startup timeout).
     """
     from mcp import Client
     from mcp.shared.exceptions import MCPError

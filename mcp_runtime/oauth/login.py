@@ -1,14 +1,9 @@
-"""Interactive OAuth login (SPEC §6 ``mcpServer/oauth/login``) driven by the SDK's ``OAuthClientProvider``.
+"""Interactive OAuth login (SPEC §6 ``mcpServer/oauth/login``), driven by the SDK's ``OAuthClientProvider``.
 
-How the SDK flow is triggered without an MCP session: one unauthenticated JSON-RPC ``ping`` is POSTed to the
-server URL through an ``httpx2.AsyncClient(auth=provider)``. The server answers 401, and the provider runs
-discovery, dynamic registration, PKCE + state, hands us the authorization URL (``redirect_handler``), waits
-for our loopback callback (``callback_handler``), checks state and ``iss``, exchanges the code and retries the
-ping with the token. The ping's own answer is ignored except for a 401/403 after the token was obtained.
-
-Tokens and registration go to an in-memory staging storage and are committed to the credential envelope only
-when the login succeeds, so a failed or cancelled re-login never destroys working credentials. Every login
-registers anew: its redirect URI (port and path) is its own. The daemon never opens a browser.
+The SDK's flow needs a 401 to start from, so one unauthenticated ``ping`` is POSTed through
+``httpx2.AsyncClient(auth=provider)`` and the provider does the rest (discovery, registration, PKCE, state,
+``iss``, exchange). Tokens are staged in memory and committed only when the login succeeds, so a failed or
+cancelled re-login never destroys working credentials.
 """
 
 from __future__ import annotations
@@ -187,13 +182,11 @@ class OAuthLogins:
         http_timeout_s: float = HTTP_TIMEOUT_S,
         on_done: LoginDone,
     ) -> LoginStarted:
-        """Start a login; return as soon as the authorization URL is known, finish in the background.
+        """Start a login and return as soon as the authorization URL is known; the rest runs in the background.
 
-        ``client`` is a pre-registered client (``OAuthClientInformationFull``; no dynamic registration), or None.
-        Every HTTP request of the login is bounded by ``http_timeout_s``, the whole login by ``timeout_s``.
-
-        A failure before the URL is known raises (``on_done`` is then never called). A running login for the
-        same server is cancelled first and has completed (``cancelled``) before this one starts.
+        ``client`` is a pre-registered client or None (dynamic registration); each request is bounded by
+        ``http_timeout_s`` and the whole login by ``timeout_s``. A failure before the URL is known raises (``on_done``
+        is never called); a running login of the same server is cancelled, and has completed, before this one starts.
         """
         if self._tg is None:
             raise AppError("internal", "the login manager is not running")

@@ -1,23 +1,10 @@
-"""Runtime OAuth for live MCP connections: one shared credential per server name + exact URL, never a login.
+"""Runtime OAuth for live connections: one shared credential per server name + exact URL, never a login.
 
-``shared_auth`` is the one place connections get their ``httpx2.Auth``: it hands every connection to the same
-(data dir, name, URL) — the management connection and each thread's — the same provider object. Its state
-(tokens, expiry, registration, discovered metadata) is therefore read afresh by every request of every
-connection, and its lock merges refreshes across all of them: a request that finds the token already
-replaced by another task retries with it instead of refreshing again, so a rotating refresh token is spent
-by exactly one refresh. A change of the credential file by someone else (a login) is picked up by the next
-request (the file's stat is compared on each request, the file is re-read only when it changed).
-
-The providers subclass the SDK's ``OAuthClientProvider`` (and, for machine clients, the SDK's
-``ClientCredentialsOAuthProvider``) and replace only the orchestration (``_auth_flow``): requests of the
-refresh and client-credentials grants and the handling of their responses (client authentication,
-``resource``, rotation, issuer checks, storage) are the SDK's own. Why not the SDK's flow as is: it holds its
-lock while each request is in flight (all calls of all connections would be serialized), it answers a 401
-with a full interactive login, and on a restart it forgets the expiry and the discovered token endpoint.
-
-A failure is never raised from the auth flow: inside the SDK's streamable HTTP transport an exception there
-kills the whole POST writer. The failed response is instead rewritten into the transport's synthetic JSON-RPC
-error (``data.mcpAppServerReason``), so that one request fails with a typed reason.
+Every connection to the same (data dir, name, URL) gets the same provider (``shared_auth``), whose lock merges
+refreshes so that a rotating refresh token is spent exactly once; the SDK's own flow is not used because it
+holds its lock across every request, answers a 401 with an interactive login and forgets the discovered
+token endpoint on a restart. A failure is never raised from the flow (it would end the SDK transport's POST
+writer): the refused response is rewritten into a typed JSON-RPC error for that one request.
 """
 
 from __future__ import annotations
@@ -187,11 +174,10 @@ class _SharedFlow:
         self._stamp = self._file_stamp()  # our own write: no need to read it back
 
     async def _ensure_token(self, seen: str | None) -> AppError | None:
-        """A new token, unless another task already replaced the token ``seen`` was sent with; the failure if any.
+        """A new token, unless another task already replaced the one ``seen`` was sent with; the failure if any.
 
-        Under the lock, so refreshes of all connections are merged. A failed refresh clears ``current_tokens``
-        (later requests go without a token, and fail typed, until the credential file changes: a login). A
-        refused origin or an unreachable endpoint keeps them: the next request tries again.
+        Under the lock, so the refreshes of all connections merge. A failed refresh clears the tokens until the
+        credential file changes (a login); a refused origin or an unreachable endpoint keeps them for the next try.
         """
         async with self.context.lock:
             if not self._loaded or self._stamp != self._file_stamp():

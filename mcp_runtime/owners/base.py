@@ -1,10 +1,8 @@
 """``SlotOwner``: what both owners of session slots share (SPEC §3).
 
-The management manager and a thread runtime hold slots the same way: the connect sequence (SDK import, auth,
-``mcpServer/startupStatus/updated`` starting → ready|failed|cancelled), status rows, the tool catalog of their
-connected servers and every read (prompts, resources, subscriptions). They differ only in policy, expressed by
-the hooks :meth:`_ready_slot` (management: answer now; thread: wait, reconnect on demand) and :meth:`_settled`
-(thread: wait for starting servers, bounded by each one's startup timeout).
+The management manager and a thread runtime connect, report status and read the same way, so that lives here
+once; they differ only in policy, through the hooks :meth:`_ready_slot` (answer now, or wait and reconnect on
+demand) and :meth:`_settled` (whether a read waits for servers still starting).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``McpClientManager``: the app-scoped, management-only owner of session slots (SPEC §3).
 
-It serves the GUI's reads (status, catalogs, prompt get, resource read, subscriptions) and start/stop. It
-declares no elicitation, sampling or roots, declines any elicitation, and never executes a tool. Its policy:
-reads answer from cached state at once (never waiting on a server that is starting); start/stop are serialized
-per server name, and a stop or delete interrupts a start in progress (``cancelled``); a connected server that
-crashes is restarted with exponential backoff and jitter.
+The GUI's reads must never wait on a server, so they answer from cached state at once, and the manager never
+executes a tool or lets an elicitation through. Start and stop are serialized per server (a stop interrupts a
+start), and a crashed server is restarted with backoff so the settings page recovers on its own.
 """
 
 from __future__ import annotations

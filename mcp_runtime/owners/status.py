@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
@@ -21,13 +21,12 @@ CredentialsStamp = tuple[int, ...] | None
 """What identifies the credentials file's content (another process may log in); None when it is absent."""
 
 
-@dataclass(frozen=True, eq=False)
-class RowKey:
+class RowKey(NamedTuple):
     """What one server's status row is made of.
 
     Auth and the flags compare by value; the config, the slot, its state and the error by identity: none of them
     changes in place (a slot's state is replaced as a whole on every change), so identity stands for content and
-    comparing costs nothing.
+    comparing costs nothing (a config compared by value would be compared field by field).
     """
 
     auth: AuthStatus
@@ -41,12 +40,15 @@ class RowKey:
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, RowKey)
-            and (self.auth, self.starting, self.disabled) == (other.auth, other.starting, other.disabled)
+            and self[:3] == other[:3]
             and self.config is other.config
             and self.slot is other.slot
             and self.state is other.state
             and self.error is other.error
         )
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
 
     __hash__ = None  # type: ignore[assignment]
 

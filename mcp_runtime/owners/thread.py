@@ -1,13 +1,9 @@
 """``McpThreadRuntime``: the per-thread owner of session slots and the only place tools execute (SPEC §3, §4).
 
-It opens its own slots (never shared with the management manager or another thread), connects them in the
-background when the thread is started or first referenced, and publishes ``mcpServer/startupStatus/updated``
-with its ``threadId``. Its policy: every thread-scoped read and call waits for its servers to be ready (each
-bounded by that server's startup timeout); a lost session is reconnected on demand; elicitation is routed to the
-waiting call (``owners.elicitation``). A tool call checks the thread's tool filters, validates the arguments against
-the tool's ``inputSchema`` captured when the call begins (a ``tools/list_changed`` during the call never swaps
-it: the slot defers its refresh while calls are in flight), validates ``structuredContent`` against the
-``outputSchema`` and enforces the call's deadline.
+A model's call must not race its thread's start, so every thread-scoped read and call waits for its servers
+(bounded by each one's startup timeout), and a lost session is reconnected on demand. A call keeps the tool it
+began with: its input schema is captured when it starts, and it returns the finished ``ToolCallResult``,
+projected and archived.
 """
 
 from __future__ import annotations

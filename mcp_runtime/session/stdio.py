@@ -1,8 +1,8 @@
 """stdio servers: our own small transport rather than the SDK's ``stdio_client``.
 
-The SDK's does not kill the process group when the server exits by itself within its grace period (a grandchild
-survives), exposes no pid, and has no bound on a stdout line. The wire format (one JSON-RPC message per line) and
-the shutdown sequence (close stdin, grace, SIGTERM the group, SIGKILL) are the same.
+The SDK's leaves a grandchild alive when the server exits by itself, exposes no pid and does not bound a
+stdout line; this one starts each child in its own process group with a parent-death signal (Linux) and
+always reaps the whole group, with the SDK's wire format and shutdown sequence.
 """
 
 from __future__ import annotations
