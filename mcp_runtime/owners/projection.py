@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from mcp_runtime.storage.archive import Kind, Stored, stored
-from protocol.tool import Projection, ToolCallResult
+from protocol.tool import ToolCallResult
 
 PROJECTION_TEXT_BYTES = 16 * 1024
 TEXT_MIME = "text/plain; charset=utf-8"
@@ -113,9 +113,10 @@ def clip(text: str, limit: int = PROJECTION_TEXT_BYTES) -> tuple[str, bool]:
 
 @dataclass(frozen=True)
 class Projected:
-    """A result's projection and the archive entries its refs name (written before the result is returned)."""
+    """A result's projection (the ``Projection`` JSON object) and the archive entries its refs name (written
+    before the result is returned)."""
 
-    projection: Projection
+    projection: dict[str, Any]
     entries: list[tuple[Stored, bytes]]
 
 
@@ -129,21 +130,20 @@ def project(result: Mapping[str, Any], new_ref: Callable[[], str]) -> Projected:
     if truncated:
         encoded = utf8(full)
         entries.append((stored(new_ref(), "text", mime_type, encoded), encoded))
-    refs = [meta.view() for meta, _ in entries]
-    return Projected(Projection(text=text, truncated=truncated, refs=refs), entries)
+    return Projected({"text": text, "truncated": truncated, "refs": [meta.view() for meta, _ in entries]}, entries)
 
 
 _DECLARED = ("content", "structuredContent", "isError", "_meta")
 """``ToolCallResult``'s members before ``projection``, in its order; any other member of a result follows it."""
 
 
-def tool_call_json(result: Mapping[str, Any], projection: Projection) -> bytes:
+def tool_call_json(result: Mapping[str, Any], projection: dict[str, Any]) -> bytes:
     """The ``ToolCallResult`` JSON of ``result`` with ``projection``: byte for byte what
     ``ToolCallResult.model_validate(...).model_dump_json()`` writes (``tests/test_results.py`` proves it), but
     written by orjson, which is many times faster on a large result. What orjson refuses (integers past 64 bits,
     text that is not valid Unicode) is written through the model."""
     document = {key: result[key] for key in _DECLARED if result.get(key) is not None}
-    document["projection"] = projection.model_dump(mode="json")
+    document["projection"] = projection
     document.update((key, value) for key, value in result.items() if key not in _DECLARED and key != "projection")
     try:
         return orjson.dumps(document)

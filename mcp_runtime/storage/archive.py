@@ -22,11 +22,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from protocol.jsonrpc import AppError
 from protocol.thread import ContextReadResult
-from protocol.tool import ProjectionRef
 
 ARCHIVE_CAP_BYTES = 256 * 1024 * 1024
 _REF = re.compile(r"ctx_[0-9]{20}_[0-9a-f]{8}")
@@ -48,10 +47,12 @@ class Stored:
     bytes: int
     sha256: str
 
-    def view(self) -> ProjectionRef:
-        return ProjectionRef(
-            ref=self.ref, kind=self.kind, mime_type=self.mime_type, bytes=self.bytes, sha256=self.sha256
-        )
+    def view(self) -> dict[str, Any]:
+        """The ``ProjectionRef`` JSON object (``mimeType`` left out when unknown, as the model writes it)."""
+        view: dict[str, Any] = {"ref": self.ref, "kind": self.kind}
+        if self.mime_type is not None:
+            view["mimeType"] = self.mime_type
+        return {**view, "bytes": self.bytes, "sha256": self.sha256}
 
 
 def stored(ref: str, kind: Kind, mime_type: str | None, data: bytes) -> Stored:
