@@ -19,13 +19,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from app_server.archive import ThreadArchive
 from app_server.connection import ClientConnection
 from app_server.events import EventBus
 from app_server.logs import get_logger
 from app_server.read_model import ReadModel
 from app_server.thread_index import THREAD_ID, ThreadIndex
-from mcp_runtime import safe_fs, utc_now
+from mcp_runtime import ThreadArchive, safe_fs, utc_now
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.thread import ResourceReadFact, Thread, ThreadStartParams
@@ -211,6 +210,7 @@ class ThreadRegistry:
             env=self._env,
             data_dir=self.data_dir,
             spawner=self._spawner,
+            archive=self.context_archive,
             allowed_tools=record.allowed_tools,
             disabled_tools=record.disabled_tools,
             record_fact=record_fact,

@@ -1,10 +1,10 @@
-"""Every use of the MCP SDK's private members, in one place.
+"""Every use of a private member of the MCP SDK (and of ``httpx2``, its HTTP client), in one place.
 
-The SDK (``mcp`` 2.x) gives no public hook for three things the runtime needs: bounding the first
-``server/discover`` probe of ``protocol: auto``, swapping the elicitation callback after the handshake (a
-management session declines every elicitation), and driving the input-required rounds of a ``tools/call`` we
-send ourselves. ``tests/test_sdk_compat.py`` asserts that the members below still exist with these signatures,
-so an SDK upgrade that moves them fails loudly there instead of quietly at run time.
+The SDK gives no public hook for some things the runtime needs (bounding the first ``server/discover`` probe,
+swapping the elicitation callback, driving input-required rounds of our own ``tools/call``, building and
+reading the token requests of a refresh or a client-credentials grant outside its auth flow);
+``tests/test_sdk_compat.py`` asserts that each member below still exists with the shape used, so an SDK
+upgrade that moves one fails there, by name, instead of quietly in a session.
 """
 
 from __future__ import annotations
@@ -18,7 +18,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 if TYPE_CHECKING:
+    import httpx2
     from mcp import Client
+    from mcp.client._transport import TransportStreams as TransportStreams
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
     from mcp.client.session import ClientSession
 
 AUTO_DISCOVER_TIMEOUT_S = 1.0
@@ -28,8 +32,19 @@ PRIVATE_MEMBERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "Client._build_session": ("mcp.Client", ("self", "exit_stack")),
     "Client._drive_input_required": ("mcp.Client", ("self", "first", "retry")),
     "ClientSession._elicitation_callback": ("mcp.client.session.ClientSession", ()),
+    "OAuthClientProvider._refresh_token": ("mcp.client.auth.OAuthClientProvider", ("self",)),
+    "OAuthClientProvider._handle_refresh_response": ("mcp.client.auth.OAuthClientProvider", ("self", "response")),
+    "OAuthClientProvider._handle_token_response": ("mcp.client.auth.OAuthClientProvider", ("self", "response")),
+    "ClientCredentialsOAuthProvider._exchange_token_client_credentials": (
+        "mcp.client.auth.extensions.client_credentials.ClientCredentialsOAuthProvider",
+        ("self",),
+    ),
+    "Response._content": ("httpx2.Response", ()),
 }
 """The private members used here: qualified name → (owning class, parameter names; () for an attribute)."""
+
+PRIVATE_TYPES = ("mcp.client._transport.TransportStreams",)
+"""Private SDK names used in annotations only (imported under ``TYPE_CHECKING``, re-exported from here)."""
 
 
 def _import_client_side() -> None:
@@ -38,11 +53,8 @@ def _import_client_side() -> None:
 
 
 async def load_sdk() -> None:
-    """Import the SDK's client side in a worker thread (about a second the first time on this machine).
-
-    Imported inside a start, it would stall the event loop, and with it every status read, while a server
-    is already announced as starting; from a worker thread the loop keeps answering.
-    """
+    """Import the SDK's client side in a worker thread: imported inside a start, it would stall the event loop,
+    and every status read with it, while a server is already announced as starting."""
     if "mcp.client.streamable_http" not in sys.modules:
         await anyio.to_thread.run_sync(_import_client_side)
         # The daemon's code, models and the SDK are loaded now, and they live as long as the process: a full
@@ -59,11 +71,11 @@ def plain_client() -> type[Client]:
 
 @functools.cache
 def probe_bounded_client() -> type[Client]:
-    """``Client`` whose first ``server/discover`` probe gives up after 1 s (``protocol: auto``).
+    """``Client`` whose first ``server/discover`` probe gives up soon (``protocol: auto``): the SDK's timeout is a
+    process-wide global, and a server that ignores the probe must not stall its start.
 
-    The SDK's probe timeout is a process-wide module global (10 s). Only the first probe is shortened: when
-    the fallback ``initialize`` proves the server modern (-32022), the SDK re-probes a server that is alive,
-    and a slow-starting server must not fail that second probe. Both stay bounded by the startup timeout.
+    Only the first probe is shortened: the SDK probes again once the fallback ``initialize`` proves the server
+    modern, and a slow-starting server must not fail that second probe (both stay within the startup timeout).
     """
     from mcp import Client
     from mcp.shared.exceptions import MCPError
@@ -100,9 +112,36 @@ async def drive_input_required(client: Client, first: Any, retry: Callable[[Any,
     return await client._drive_input_required(first, retry)
 
 
+async def refresh_request(provider: OAuthClientProvider) -> httpx2.Request:
+    """The SDK's refresh-token request (client authentication, ``resource``) for the provider's current tokens."""
+    return await provider._refresh_token()
+
+
+async def accept_refresh(provider: OAuthClientProvider, response: httpx2.Response) -> bool:
+    """The SDK's handling of a refresh response (rotation, scope carried forward, storage); False when refused."""
+    return await provider._handle_refresh_response(response)
+
+
+async def client_credentials_request(provider: ClientCredentialsOAuthProvider) -> httpx2.Request:
+    """The SDK's client-credentials token request (it insists on metadata of the configured issuer)."""
+    return await provider._exchange_token_client_credentials()
+
+
+async def accept_token(provider: OAuthClientProvider, response: httpx2.Response) -> None:
+    """The SDK's handling of a token response (scope checks, expiry, storage); raises when refused."""
+    await provider._handle_token_response(response)
+
+
+def replace_read_body(response: httpx2.Response, body: bytes) -> None:
+    """Replace the body of a response an in-memory transport built already read (``response.stream`` is then
+    not read again); a streamed response needs only its ``stream`` replaced."""
+    if hasattr(response, "_content"):
+        response._content = body
+
+
 @functools.cache
 def call_result_adapter() -> Any:
-    """Built once: a pydantic TypeAdapter over the result union costs about a millisecond to construct."""
+    """Built once: a pydantic TypeAdapter over a union is too costly to construct per call."""
     import mcp_types as types
     from pydantic import TypeAdapter
 

@@ -137,11 +137,15 @@ def test_every_export_resolves() -> None:
 
 
 def test_runtime_units_stay_small() -> None:
-    """The runtime core stays in small units: no module over 500 lines, no class over 300."""
+    """The runtime core stays in small units: no module over 500 lines, and a class over 300 says why it is as
+    large as its job in its docstring (a sentence starting "Large because"). The size is a prompt to look at
+    cohesion, not a number to squeeze under."""
     for path in (ROOT / "mcp_runtime").rglob("*.py"):
         source = path.read_text()
         assert source.count("\n") <= 500, f"{path.name} is over 500 lines"
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.ClassDef):
                 length = (node.end_lineno or node.lineno) - node.lineno + 1
-                assert length <= 300, f"{path.name}: class {node.name} is {length} lines"
+                lines = (ast.get_docstring(node) or "").splitlines()
+                reason = any(line.startswith("Large because") for line in lines)
+                assert length <= 300 or reason, f"{path.name}: class {node.name} is {length} lines and says not why"

@@ -532,3 +532,42 @@ async def test_each_login_request_is_bounded_by_the_startup_timeout(data_dir: Pa
                 await logins.start("s", url, on_done=Completion(), timeout_s=600, http_timeout_s=0.3)
         tg.cancel_scope.cancel()
     assert (info.value.reason, info.value.details) == ("oauthFailed", {"step": "network"})
+
+
+@pytest.mark.parametrize(
+    ("supported", "expected"),
+    [
+        (["client_secret_post"], "client_secret_post"),
+        (["client_secret_basic", "client_secret_post"], "client_secret_basic"),
+        (None, "client_secret_basic"),
+    ],
+)
+def test_a_pre_registered_client_authenticates_the_way_the_server_lists(
+    supported: list[str] | None, expected: str
+) -> None:
+    """Settled in the login's redirect handler, after discovery and before the token request is built."""
+    from mcp.client.auth.oauth2 import OAuthContext
+    from mcp.shared.auth import OAuthClientMetadata, OAuthMetadata
+
+    from mcp_runtime.oauth.login import MemoryTokenStorage, _settle_client_authentication
+    from mcp_runtime.oauth.runtime import pre_registered_client
+    from protocol.config import OAuthSettings
+
+    context = OAuthContext(
+        server_url="https://mcp.example/mcp",
+        client_metadata=OAuthClientMetadata(redirect_uris=["http://127.0.0.1:1/cb"]),  # type: ignore[list-item]
+        storage=MemoryTokenStorage(),
+        redirect_handler=None,
+        callback_handler=None,
+    )
+    context.client_info = pre_registered_client(OAuthSettings.model_validate({"clientId": "app"}), "s3cret", None)
+    context.oauth_metadata = OAuthMetadata.model_validate(
+        {
+            "issuer": "https://mcp.example",
+            "authorization_endpoint": "https://mcp.example/authorize",
+            "token_endpoint": "https://mcp.example/token",
+            "token_endpoint_auth_methods_supported": supported,
+        }
+    )
+    _settle_client_authentication(context)
+    assert context.client_info.token_endpoint_auth_method == expected

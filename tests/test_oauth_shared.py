@@ -77,6 +77,33 @@ def test_two_threads_and_the_management_view_share_one_credential_across_expirie
         assert [s["runtimeStatus"] for s in statuses if s["name"] == "sec"] == ["connected"]
 
 
+def test_a_failed_refresh_shows_at_once_and_the_thread_waits_for_a_login(data_dir: Path) -> None:
+    """SPEC §6: a settings page must never show a healthy server whose calls fail for want of a login."""
+    from mcp_runtime.oauth import CredentialStore
+
+    with oauth_fixture("--token-ttl", "1") as url, running_daemon(data_dir) as d:
+        d.initialize()
+        d.request("mcpServer/create", {"name": "sec", "config": {"type": "http", "url": url, "oauth": {}}})
+        assert login(d, "sec")["success"]
+        thread_id = d.request("thread/start", {"name": "t", "servers": ["sec"]})["thread"]["id"]
+        wait_ready(d, "sec", thread_id)
+        spent = {"refresh_token": "rt-the-server-never-issued"}
+        CredentialStore(data_dir).update("sec", url, lambda e: {**e, "tokens": {**e["tokens"], **spent}})
+        wait_for_expiry(data_dir)
+        for _ in range(2):  # the second call is not a reconnect: only a login can help
+            with pytest.raises(DaemonError) as err:
+                d.request("mcpServer/tool/call", tool_call(thread_id, "echo", {"text": "x"}), timeout=TIMEOUT)
+            assert err.value.reason == "reauthenticationRequired"
+            row = d.request("mcpServerStatus/list", {"threadId": thread_id})["data"][0]
+            assert row["runtimeStatus"] == "authenticationRequired", row
+            assert row["lastError"]["reason"] == "reauthenticationRequired"
+        starts = [
+            p for p in d.notifications("mcpServer/startupStatus/updated")
+            if p["threadId"] == thread_id and p["status"] == "starting"
+        ]
+        assert len(starts) == 1
+
+
 def test_step_up_login_asks_for_the_challenged_scopes(data_dir: Path) -> None:
     with oauth_fixture() as url, running_daemon(data_dir) as d:
         d.initialize()

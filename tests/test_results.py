@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app_server.archive import ThreadArchive, whole_characters
-from mcp_runtime.owners.projection import PROJECTION_TEXT_BYTES, clip, stored
+from mcp_runtime.owners.projection import PROJECTION_TEXT_BYTES, clip, project, tool_call_json
+from mcp_runtime.storage.archive import ThreadArchive, stored, whole_characters
 from tests.daemon_client import Daemon, DaemonError, running_daemon
 from tests.fixtures import NODE_MODULES, everything_config, fixture_config
 from tests.test_threads import START_TIMEOUT, call, error_of, start_call, start_thread
@@ -217,6 +217,43 @@ def test_archive_sweeps_temp_files_left_by_a_killed_daemon(tmp_path: Path) -> No
     archive.put("thr_c", [(stored(archive.new_ref(), "audio", "audio/wav", data), data)])
     assert [p.name for p in folder.iterdir() if p.name.startswith(".")] == []
     assert os.stat(folder).st_mode & 0o777 == 0o700
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=12,
+)
+ITEM = st.one_of(
+    st.builds(lambda text: {"type": "text", "text": text}, st.text(max_size=40)),
+    st.builds(lambda data: {"type": "image", "data": base64.b64encode(data).decode(), "mimeType": "image/png"},
+              st.binary(max_size=16)),
+    st.dictionaries(st.sampled_from(["type", "uri", "name", "x"]), JSON, max_size=3),
+)
+
+
+@given(
+    content=st.lists(ITEM, max_size=4),
+    members=st.dictionaries(
+        st.sampled_from(["structuredContent", "_meta", "isError", "projection", "meta", "is_error", "zzz", "a"]),
+        JSON,
+        max_size=4,
+    ),
+)
+def test_the_tool_call_answer_is_the_models_json_byte_for_byte(content: list[Any], members: dict[str, Any]) -> None:
+    """``tool_call_json`` writes with orjson what ``ToolCallResult`` would write (members a server added
+    included, a ``projection`` it sent replaced), so the answer is the catalog's model without building it."""
+    from protocol.tool import ToolCallResult
+
+    if not isinstance(members.get("_meta"), dict | None):
+        members["_meta"] = {"v": members["_meta"]}  # the SDK only hands over an object there
+    if not isinstance(members.get("isError"), bool | None):
+        members["isError"] = True
+    result = {"content": content, **members}
+    refs = iter(f"ctx_{i:020d}_00000000" for i in range(100))
+    projection = project(result, lambda: next(refs)).projection
+    model = ToolCallResult.model_validate({**result, "projection": projection}, by_name=False)
+    assert tool_call_json(result, projection) == model.model_dump_json().encode()
 
 
 def test_clip_and_character_boundaries() -> None:

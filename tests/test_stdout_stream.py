@@ -12,8 +12,8 @@ import pytest
 from mcp.shared.message import SessionMessage
 
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
-from mcp_runtime.session.stdio import _stdout_pipe
-from mcp_runtime.session.stdout import StdoutStream
+from mcp_runtime.session.stdio import _read_pipe
+from mcp_runtime.session.stdout import STDOUT_CHUNK, StdoutStream
 from mcp_runtime.session.upstream_guard import UpstreamGuard
 
 
@@ -26,7 +26,7 @@ class _Overflow:
 
 
 async def _child(code: str) -> tuple[anyio.abc.Process, StdoutStream, anyio.Event, _Overflow, object]:
-    reader, pipe, child_end = await _stdout_pipe()
+    reader, pipe, child_end = await _read_pipe(STDOUT_CHUNK)
     try:
         process = await anyio.open_process([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=child_end)
     finally:

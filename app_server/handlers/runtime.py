@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import json
-
 from app_server.connection import EncodedResult, model_json
 from app_server.daemon import RequestContext
 from app_server.handlers.owners import owner
@@ -19,13 +17,7 @@ from protocol.resource import (
     ResourceReadResult,
     ResourceSubscribeParams,
 )
-from protocol.server import (
-    ServerNameParams,
-    ServerStartResult,
-    ServerStatus,
-    ServerStatusListParams,
-    ServerStatusListResult,
-)
+from protocol.server import ServerNameParams, ServerStartResult, ServerStatusListParams, ServerStatusListResult
 from protocol.tool import (
     ToolListForContextParams,
     ToolListForContextResult,
@@ -36,32 +28,20 @@ from protocol.tool import (
 )
 
 
-def _tools_and_auth(status: ServerStatus) -> ServerStatus:
-    return ServerStatus(
-        name=status.name, runtime_status=status.runtime_status, tools=status.tools, auth_status=status.auth_status
-    )
-
-
 @method("mcpServerStatus/list", ServerStatusListParams)
 async def status_list(ctx: RequestContext, params: ServerStatusListParams) -> ServerStatusListResult | EncodedResult:
+    """Answered from the owner's kept rows and answers (the ``ServerStatusListResult`` JSON, at either detail)."""
     of = owner(ctx, params.thread_id)
-    statuses = await of.server_statuses(params.server_name)
-    if params.detail == "toolsAndAuthOnly":
-        data, next_cursor = page([_tools_and_auth(s) for s in statuses], params.cursor, params.limit)
-        return ServerStatusListResult(data=data, next_cursor=next_cursor)
-    # Full rows are kept encoded per server (rebuilt when that server changes); the owner keeps the last answer
-    # joined from them and hands it back while no row changed (~750 KB for 16 x 128 tools).
-    data, next_cursor = page(statuses, params.cursor, params.limit)
-    tail = b"]}" if next_cursor is None else b'],"nextCursor":%s}' % json.dumps(next_cursor).encode()
-    return EncodedResult(of.statuses_json(data, tail))
+    data, next_cursor = page(await of.server_statuses(params.server_name), params.cursor, params.limit)
+    return EncodedResult(of.status_list_json(data, params.detail, next_cursor))
 
 
 @method("mcpServer/start", ServerNameParams)
 async def start(ctx: RequestContext, params: ServerNameParams) -> ServerStartResult | EncodedResult:
+    """Answered with the row status lists reuse (the ``ServerStartResult`` JSON)."""
     ctx.daemon.store.require(params.name)
     manager = ctx.daemon.manager
-    row = await manager.start(params.name)
-    return EncodedResult(b"".join((b'{"status":', manager.row_json(row), b"}")))  # the row status lists reuse
+    return EncodedResult(manager.start_json(await manager.start(params.name)))
 
 
 @method("mcpServer/stop", ServerNameParams)

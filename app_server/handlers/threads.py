@@ -1,27 +1,19 @@
 """``thread/start|list|read|archive``, ``thread/context/read`` and ``mcpServer/tool/call`` (SPEC §4, §6, §7).
 
-The tool call resolves its thread's runtime (never guessing the owner) and gives it two callbacks bound to the
-calling connection: progress (``mcpServer/tool/progress`` to that connection only) and ``ask`` for a
-server-originated elicitation (``mcpServer/elicitation/request`` to that connection only, answered by exactly
-that server-request id on that connection, then ``serverRequest/resolved`` before anything goes upstream). An
-answer that does not fit the form goes upstream as ``cancel``, and the resolved notification says why. The
-result gets its projection here: blobs and long projection texts go to the thread's archive.
+The tool call runs in its thread's runtime (never a guessed owner), which hands back the finished result; what
+only this layer knows is the calling connection, so it gives the runtime two callbacks bound to it: progress,
+and ``ask`` for a server's elicitation (to that connection only, answered by that server-request id on it).
 """
 
 from __future__ import annotations
 
-import base64
-import json
-from typing import Any
-
 import anyio
 
-from app_server.archive import ThreadArchive
-from app_server.connection import EncodedResult, compact, next_server_request_id
+from app_server.connection import EncodedResult, next_server_request_id
 from app_server.daemon import RequestContext
 from app_server.handlers.registry import method
-from mcp_runtime import CANCELLED, clip, media, projection_text, resolve_answer, stored, utf8
-from protocol.elicitation import ElicitationRequest, ServerRequestResolved, ValidationIssue
+from mcp_runtime import CANCELLED, Resolution, resolve_answer
+from protocol.elicitation import ElicitationRequest
 from protocol.jsonrpc import AppError
 from protocol.thread import (
     ContextReadParams,
@@ -79,8 +71,9 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResul
             ),
         )
 
-    async def ask(request: ElicitationRequest) -> dict[str, Any]:
-        """Ask the calling connection only; the answer is judged against the form before it goes upstream."""
+    async def ask(request: ElicitationRequest) -> Resolution:
+        """Ask the calling connection only; its answer is judged, and the judgement reported to it (resolved:
+        answered, connection closed, or cancelled with the call) before it goes upstream."""
         request_id = next_server_request_id()
         resolution = CANCELLED
         try:
@@ -90,21 +83,10 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResul
         except AppError:
             resolution = CANCELLED
         finally:
-            # Resolved (answered, connection closed, or cancelled by the call's timeout/cancellation): tell that
-            # connection, with why when the daemon chose the cancel, before the answer is passed upstream.
-            connection.notify(
-                "serverRequest/resolved",
-                ServerRequestResolved(
-                    thread_id=thread_id,
-                    request_id=request_id,
-                    action=resolution.action,
-                    reason=resolution.reason,
-                    errors=[ValidationIssue.model_validate(e) for e in resolution.errors] or None,
-                ),
-            )
-        return resolution.answer()
+            connection.notify("serverRequest/resolved", resolution.resolved(thread_id, request_id))
+        return resolution
 
-    result, encoded = await runtime.call_tool(
+    answer = await runtime.call_tool(
         params.server,
         params.tool,
         params.arguments,
@@ -114,50 +96,12 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResul
         progress=progress,
         ask=ask,
     )
-    projection = await _project(ctx.daemon.threads.context_archive, thread_id, result)
-    return EncodedResult(with_projection(encoded, projection))
-
-
-def with_projection(encoded: bytes, projection: dict[str, Any]) -> bytes:
-    """The ``ToolCallResult`` JSON: the result's own JSON (serialized once, by the runtime) with ``projection``
-    appended as its last member; a ``projection`` member a server sent is replaced, as the model would."""
-    if b'"projection"' in encoded:
-        result = json.loads(encoded)
-        result.pop("projection", None)
-        encoded = compact(result)
-    joint = b"," if encoded != b"{}" else b""
-    return b'%s%s"projection":%s}' % (encoded[:-1], joint, compact(projection))
-
-
-async def _project(archive: ThreadArchive, thread_id: str, result: dict[str, Any]) -> dict[str, Any]:
-    """Archive every blob and a projection text over 16 KiB; the model gets the clipped text and the refs."""
-    blobs = media(result.get("content") or [])
-    by_index = {blob.index: stored(archive.new_ref(), blob.kind, blob.mime_type, blob.data) for blob in blobs}
-    entries = [(by_index[blob.index], blob.data) for blob in blobs]
-    full, mime_type = projection_text(result, by_index)
-    text, truncated = clip(full)
-    if truncated:
-        encoded = utf8(full)
-        entries.append((stored(archive.new_ref(), "text", mime_type, encoded), encoded))
-    if entries:  # most results archive nothing: no worker-thread hop on the hot path
-        await anyio.to_thread.run_sync(archive.put, thread_id, entries)
-    return {"text": text, "truncated": truncated, "refs": [meta.view() for meta, _ in entries]}
+    return EncodedResult(answer)
 
 
 @method("thread/context/read", ContextReadParams)
 async def context_read(ctx: RequestContext, params: ContextReadParams) -> ContextReadResult:
-    """A byte range of an archived projection (as text) or blob (as base64); ``nextOffset`` null at the end."""
+    """A byte range of an archived projection text or blob, from the archive the tool call wrote it to."""
     thread_id = ctx.daemon.threads.get(params.thread_id).record.id
     archive = ctx.daemon.threads.context_archive
-    chunk = await anyio.to_thread.run_sync(archive.read, thread_id, params.ref, params.offset, params.limit)
-    end = min(params.offset, chunk.total) + len(chunk.data)
-    data = chunk.data.decode() if chunk.kind == "text" else base64.b64encode(chunk.data).decode()
-    return ContextReadResult(
-        ref=params.ref,
-        offset=params.offset,
-        data=data,
-        next_offset=end if end < chunk.total else None,
-        bytes=chunk.total,
-        mime_type=chunk.mime_type,
-    )
-
+    return await anyio.to_thread.run_sync(archive.page, thread_id, params.ref, params.offset, params.limit)

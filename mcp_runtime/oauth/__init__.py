@@ -28,9 +28,23 @@ __all__ = [
     "StoredTokenStorage",
     "auth_status",
     "login_client",
+    "needs_login",
     "oauth_auth",
     "step_up_scopes",
 ]
+
+
+LOGIN_REASONS = frozenset({"authRequired", "reauthenticationRequired"})
+
+
+def needs_login(reason: str | None) -> bool:
+    """Whether a failure with this reason is one only the user can fix, by logging in: the server wants a
+    credential and there is none, or the stored one can no longer be refreshed.
+
+    The one place that decides it: a start's ``failureReason``, a status row's ``authenticationRequired``, a
+    session ended by its request and a thread that does not reconnect on demand all ask here.
+    """
+    return reason in LOGIN_REASONS
 
 
 def _static_auth(config: HttpServerConfig) -> bool:
@@ -39,14 +53,11 @@ def _static_auth(config: HttpServerConfig) -> bool:
 
 
 def oauth_auth(name: str, url: str, config: McpServerConfig, data_dir: Path) -> httpx2.Auth | None:
-    """The runtime ``httpx2.Auth`` for a connection, or None when OAuth does not apply.
+    """The runtime ``httpx2.Auth`` for a connection, or None when OAuth does not apply (no ``oauth`` block and no
+    stored credentials for exactly (name, url), or a static auth header).
 
-    It applies to an HTTP server with an ``oauth`` block or with stored credentials for exactly (name, url),
-    unless the config authenticates with a static header. Every connection to (name, url) gets the same
-    shared credential manager (``runtime.shared_auth``). It refreshes (or, for a machine client, fetches a
-    token) and never starts a login: a request that needs one fails with ``authRequired`` or
-    ``reauthenticationRequired`` (``insufficientScope`` for a 403 ``insufficient_scope``). Raises
-    ``missingEnvVar`` when the configured client secret is not in the environment.
+    Every connection to (name, url) shares one credential manager, which refreshes but never starts a login:
+    a request that needs one fails typed. Raises ``missingEnvVar`` when the client secret's variable is unset.
     """
     if not isinstance(config, HttpServerConfig) or _static_auth(config):
         return None

@@ -1,9 +1,7 @@
-"""The loopback redirect listener of one login: 127.0.0.1, ephemeral port, one exact path, one shot.
+"""The loopback redirect listener of one login: 127.0.0.1, one exact path, one request.
 
-A deliberately tiny HTTP/1.x reader (one GET per connection, head bounded, read timeout) instead of a web
-framework: it accepts exactly one request on the exact callback path, compares ``state`` in constant time,
-answers with a short page and closes. Other paths get 404 and do not consume the callback; once consumed,
-the path answers 410. Nothing it receives (code, state, error description) is logged.
+A tiny HTTP/1.x reader rather than a web framework, because all it may do is take one bounded GET, compare
+``state`` in constant time and log nothing it received (a code, a state, an error description).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""The OAuth credential envelope, ``<dataDir>/credentials.json`` (SPEC §6 ``mcpServer/oauth/login``).
+"""The OAuth credential envelope, ``<dataDir>/credentials.json`` (0600, replaced atomically under a file lock).
 
-``{"version": 1, "entries": {"<server name> <exact url>": {"tokens", "clientInfo", "expiresAt", "metadata",
-"requestedScopes", "challengedScopes", "updatedAt"}}}``, mode 0600, replaced atomically under a file lock.
-Entries are keyed by server name *and* exact URL, so a config pointing at another URL never receives the old
-token. A file that does not parse is never overwritten (the tokens in it may still be recoverable): reads see
-no credentials, writes fail closed with ``storeCorrupted``. This module stays free of the MCP SDK so status
-listing can use it without importing it.
+Entries are keyed by server name *and* exact URL, so a config pointing elsewhere never gets the old token; a
+file that does not parse is never overwritten, since the tokens in it may still be recoverable. Free of the
+MCP SDK, so status rows can read it cheaply.
 """
 
 from __future__ import annotations

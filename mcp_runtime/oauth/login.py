@@ -1,14 +1,9 @@
-"""Interactive OAuth login (SPEC §6 ``mcpServer/oauth/login``) driven by the SDK's ``OAuthClientProvider``.
+"""Interactive OAuth login (SPEC §6 ``mcpServer/oauth/login``), driven by the SDK's ``OAuthClientProvider``.
 
-How the SDK flow is triggered without an MCP session: one unauthenticated JSON-RPC ``ping`` is POSTed to the
-server URL through an ``httpx2.AsyncClient(auth=provider)``. The server answers 401, and the provider runs
-discovery, dynamic registration, PKCE + state, hands us the authorization URL (``redirect_handler``), waits
-for our loopback callback (``callback_handler``), checks state and ``iss``, exchanges the code and retries the
-ping with the token. The ping's own answer is ignored except for a 401/403 after the token was obtained.
-
-Tokens and registration go to an in-memory staging storage and are committed to the credential envelope only
-when the login succeeds, so a failed or cancelled re-login never destroys working credentials. Every login
-registers anew: its redirect URI (port and path) is its own. The daemon never opens a browser.
+The SDK's flow needs a 401 to start from, so one unauthenticated ``ping`` is POSTed through
+``httpx2.AsyncClient(auth=provider)`` and the provider does the rest (discovery, registration, PKCE, state,
+``iss``, exchange). Tokens are staged in memory and committed only when the login succeeds, so a failed or
+cancelled re-login never destroys working credentials.
 """
 
 from __future__ import annotations
@@ -113,27 +108,20 @@ def _metadata_record(provider: Any) -> dict[str, Any]:
     }
 
 
-def _login_provider_class() -> Any:
-    """The SDK's provider, choosing a pre-registered client's token-endpoint authentication once metadata is known.
+def _settle_client_authentication(context: Any) -> None:
+    """A pre-registered client's token-endpoint authentication, chosen once the server's metadata is known.
 
-    The client record is set before discovery, so its method is a guess (``client_secret_basic`` when it has
-    a secret); ``client_secret_post`` is used instead when the authorization server lists only that.
+    The client record is set before discovery, so its method is a guess (``client_secret_basic`` when it has a
+    secret); ``client_secret_post`` is used instead when the authorization server lists only that.
     """
-    from mcp.client.auth import OAuthClientProvider
-
-    class _LoginProvider(OAuthClientProvider):
-        async def _perform_authorization(self) -> Any:
-            info, metadata = self.context.client_info, self.context.oauth_metadata
-            supported = metadata.token_endpoint_auth_methods_supported if metadata is not None else None
-            method = info.token_endpoint_auth_method if info is not None else None
-            if info is not None and info.client_secret and supported and method not in supported:
-                if "client_secret_post" in supported:
-                    info.token_endpoint_auth_method = "client_secret_post"
-                elif "client_secret_basic" in supported:
-                    info.token_endpoint_auth_method = "client_secret_basic"
-            return await super()._perform_authorization()
-
-    return _LoginProvider
+    info, metadata = context.client_info, context.oauth_metadata
+    supported = metadata.token_endpoint_auth_methods_supported if metadata is not None else None
+    method = info.token_endpoint_auth_method if info is not None else None
+    if info is not None and info.client_secret and supported and method not in supported:
+        if "client_secret_post" in supported:
+            info.token_endpoint_auth_method = "client_secret_post"
+        elif "client_secret_basic" in supported:
+            info.token_endpoint_auth_method = "client_secret_basic"
 
 
 @dataclass(eq=False)
@@ -194,13 +182,11 @@ class OAuthLogins:
         http_timeout_s: float = HTTP_TIMEOUT_S,
         on_done: LoginDone,
     ) -> LoginStarted:
-        """Start a login; return as soon as the authorization URL is known, finish in the background.
+        """Start a login and return as soon as the authorization URL is known; the rest runs in the background.
 
-        ``client`` is a pre-registered client (``OAuthClientInformationFull``; no dynamic registration), or None.
-        Every HTTP request of the login is bounded by ``http_timeout_s``, the whole login by ``timeout_s``.
-
-        A failure before the URL is known raises (``on_done`` is then never called). A running login for the
-        same server is cancelled first and has completed (``cancelled``) before this one starts.
+        ``client`` is a pre-registered client or None (dynamic registration); each request is bounded by
+        ``http_timeout_s`` and the whole login by ``timeout_s``. A failure before the URL is known raises (``on_done``
+        is never called); a running login of the same server is cancelled, and has completed, before this one starts.
         """
         if self._tg is None:
             raise AppError("internal", "the login manager is not running")
@@ -267,10 +253,10 @@ class OAuthLogins:
 
     async def _flow(self, login: _Login, announce: Callable[[str], None]) -> None:
         import httpx2
+        from mcp.client.auth import OAuthClientProvider
         from mcp.client.auth.utils import extract_field_from_www_auth
         from mcp.shared.auth import AuthorizationCodeResult
 
-        _LoginProvider = _login_provider_class()
         async with CallbackServer(f"/oauth/callback/{login.login_id}") as callback:
             storage = MemoryTokenStorage()
             storage.client_info = login.client
@@ -281,13 +267,15 @@ class OAuthLogins:
                 if len(states) != 1:
                     raise AppError("oauthFailed", "the authorization URL carries no single state", step="flow")
                 callback.expect_state(states[0])
+                # Discovery is done and the token request not yet built: the moment to settle how it authenticates.
+                _settle_client_authentication(provider.context)
                 announce(authorization_url)
 
             async def callback_handler() -> AuthorizationCodeResult:
                 result = await callback.wait()
                 return AuthorizationCodeResult(code=result.code, state=result.state, iss=result.iss)
 
-            provider = _LoginProvider(
+            provider = OAuthClientProvider(
                 login.url,
                 _client_metadata(callback.redirect_uri, login.scopes),
                 storage,

@@ -1,9 +1,7 @@
 """Fail-closed rules around the SDK's OAuth client: allowed origins, redirects, error text, SDK logging.
 
-The SDK does the OAuth (discovery, registration, PKCE, state, issuer checks, exchange, refresh); this module
-only decides which endpoints it may talk to and turns its failures into typed errors whose messages carry no
-secret (the SDK's own exception texts can quote state values and token-endpoint bodies, so they are never
-copied).
+The SDK does the OAuth; this module decides which endpoints it may talk to and turns its failures into typed
+errors that never copy its exception texts, which can quote state values and token-endpoint bodies.
 """
 
 from __future__ import annotations

@@ -1,23 +1,10 @@
-"""Runtime OAuth for live MCP connections: one shared credential per server name + exact URL, never a login.
+"""Runtime OAuth for live connections: one shared credential per server name + exact URL, never a login.
 
-``shared_auth`` is the one place connections get their ``httpx2.Auth``: it hands every connection to the same
-(data dir, name, URL) — the management connection and each thread's — the same provider object. Its state
-(tokens, expiry, registration, discovered metadata) is therefore read afresh by every request of every
-connection, and its lock merges refreshes across all of them: a request that finds the token already
-replaced by another task retries with it instead of refreshing again, so a rotating refresh token is spent
-by exactly one refresh. A change of the credential file by someone else (a login) is picked up by the next
-request (the file's stat is compared on each request, the file is re-read only when it changed).
-
-The providers subclass the SDK's ``OAuthClientProvider`` (and, for machine clients, the SDK's
-``ClientCredentialsOAuthProvider``) and replace only the orchestration (``_auth_flow``): requests of the
-refresh and client-credentials grants and the handling of their responses (client authentication,
-``resource``, rotation, issuer checks, storage) are the SDK's own. Why not the SDK's flow as is: it holds its
-lock while each request is in flight (all calls of all connections would be serialized), it answers a 401
-with a full interactive login, and on a restart it forgets the expiry and the discovered token endpoint.
-
-A failure is never raised from the auth flow: inside the SDK's streamable HTTP transport an exception there
-kills the whole POST writer. The failed response is instead rewritten into the transport's synthetic JSON-RPC
-error (``data.mcpAppServerReason``), so that one request fails with a typed reason.
+Every connection to the same (data dir, name, URL) gets the same provider (``shared_auth``), whose lock merges
+refreshes so that a rotating refresh token is spent exactly once; the SDK's own flow is not used because it
+holds its lock across every request, answers a 401 with an interactive login and forgets the discovered
+token endpoint on a restart. A failure is never raised from the flow (it would end the SDK transport's POST
+writer): the refused response is rewritten into a typed JSON-RPC error for that one request.
 """
 
 from __future__ import annotations
@@ -31,7 +18,7 @@ from typing import Any
 
 import anyio
 import httpx2
-from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth import OAuthClientProvider, OAuthFlowError
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.client.auth.utils import (
     build_oauth_authorization_server_metadata_discovery_urls,
@@ -40,7 +27,7 @@ from mcp.client.auth.utils import (
     extract_field_from_www_auth,
     handle_auth_metadata_response,
     handle_protected_resource_response,
-    validate_metadata_issuer,
+    issuers_match,
 )
 from mcp.shared.auth import (
     OAuthClientInformationFull,
@@ -49,8 +36,10 @@ from mcp.shared.auth import (
     OAuthToken,
     ProtectedResourceMetadata,
 )
+from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
+from mcp_runtime import _sdk_compat
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
 from mcp_runtime.oauth.policy import OriginPolicy, sdk_failure, silence_sdk_auth_logging
 from mcp_runtime.session.upstream_guard import REASON_MARKER
@@ -87,11 +76,19 @@ def pre_registered_client(settings: OAuthSettings, secret: str | None, stored: d
     return OAuthClientInformationFull.model_validate({**info, "redirect_uris": None})
 
 
+def _check_resource(server_url: str, prm: ProtectedResourceMetadata) -> None:
+    """RFC 8707: the protected resource metadata must describe this server (or a parent of its URL)."""
+    if prm.resource is None:
+        return
+    expected = resource_url_from_server_url(server_url)
+    if not check_resource_allowed(requested_resource=expected, configured_resource=str(prm.resource)):
+        raise OAuthFlowError(f"Protected resource {prm.resource} does not match expected {expected}")
+
+
 class _SharedFlow:
     """The orchestration shared by user and machine providers (mixed in before an SDK provider class)."""
 
     context: Any
-    _initialized: bool
 
     def _setup(
         self,
@@ -108,6 +105,7 @@ class _SharedFlow:
         self._timeout = httpx2.Timeout(timeout_s)
         self._stamp: _FileStamp = None
         self._had_tokens = False
+        self._loaded = False
 
     def _file_stamp(self) -> _FileStamp:
         try:
@@ -122,7 +120,7 @@ class _SharedFlow:
             return pre_registered_client(self._settings, self._secret, stored)
         return OAuthClientInformationFull.model_validate(stored) if isinstance(stored, dict) else None
 
-    async def _initialize(self) -> None:
+    async def _load(self) -> None:
         """(Re)load tokens, registration, the absolute expiry and the discovered metadata (one file read)."""
         self._stamp = self._file_stamp()
         storage: StoredTokenStorage = self.context.storage
@@ -137,7 +135,7 @@ class _SharedFlow:
         self.context.oauth_metadata = OAuthMetadata.model_validate(asm) if asm else None
         self.context.auth_server_url = metadata.get("authServerUrl")
         self._had_tokens = self._had_tokens or self.context.current_tokens is not None
-        self._initialized = True
+        self._loaded = True
 
     async def _send(self, client: httpx2.AsyncClient, request: httpx2.Request, what: str) -> httpx2.Response:
         """Send one request of the flow: its origin must be allowed (checked before sending); never redirected."""
@@ -168,23 +166,22 @@ class _SharedFlow:
         """Get a new access token (called under the lock when the current one is missing or refused)."""
         if not self.context.can_refresh_token():
             return
-        refresh_request = await self._refresh_token()  # type: ignore[attr-defined]
+        refresh_request = await _sdk_compat.refresh_request(self)
         async with self._oauth_client() as client:
             response = await self._send(client, refresh_request, "token endpoint")
-        if 300 <= response.status_code < 400 or not await self._handle_refresh_response(response):  # type: ignore[attr-defined]
+        if 300 <= response.status_code < 400 or not await _sdk_compat.accept_refresh(self, response):
             self.context.clear_tokens()
         self._stamp = self._file_stamp()  # our own write: no need to read it back
 
     async def _ensure_token(self, seen: str | None) -> AppError | None:
-        """A new token, unless another task already replaced the token ``seen`` was sent with; the failure if any.
+        """A new token, unless another task already replaced the one ``seen`` was sent with; the failure if any.
 
-        Under the lock, so refreshes of all connections are merged. A failed refresh clears ``current_tokens``
-        (later requests go without a token, and fail typed, until the credential file changes: a login). A
-        refused origin or an unreachable endpoint keeps them: the next request tries again.
+        Under the lock, so the refreshes of all connections merge. A failed refresh clears the tokens until the
+        credential file changes (a login); a refused origin or an unreachable endpoint keeps them for the next try.
         """
         async with self.context.lock:
-            if not self._initialized or self._stamp != self._file_stamp():
-                await self._initialize()
+            if not self._loaded or self._stamp != self._file_stamp():
+                await self._load()
             current = self._access_token()
             if current is not None and current != seen:
                 return None
@@ -198,7 +195,7 @@ class _SharedFlow:
         """Token, request, one merged refresh on 401; the OAuth requests go through ``_oauth_client``."""
         self.context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
         failure: AppError | None = None
-        if not self._initialized or self._stamp != self._file_stamp() or self._access_token() is None:
+        if not self._loaded or self._stamp != self._file_stamp() or self._access_token() is None:
             failure = await self._ensure_token(None)
         sent = self._access_token()
         if sent is not None:
@@ -274,9 +271,18 @@ class MachineOAuth(_SharedFlow, ClientCredentialsOAuthProvider):
         )
         self._setup(name, url, store, settings, timeout_s, secret)
         self._had_tokens = True  # a failure is never "log in": there is no login for a machine client
+        self._issuer_url = settings.expected_issuer
+        self._machine_client = OAuthClientInformationFull(
+            redirect_uris=None,
+            client_id=settings.client_id,
+            client_secret=secret,
+            grant_types=["client_credentials"],
+            token_endpoint_auth_method="client_secret_basic",
+            scope=" ".join(settings.scopes) if settings.scopes else None,
+        )
 
     def _client_override(self, stored: dict[str, Any] | None) -> Any:
-        return self._fixed_client_info
+        return self._machine_client
 
     def _missing(self) -> AppError:
         return AppError("oauthFailed", "the client-credentials grant did not yield an access token", step="token")
@@ -285,25 +291,27 @@ class MachineOAuth(_SharedFlow, ClientCredentialsOAuthProvider):
         """Discovery (when the metadata of the expected issuer is not known yet), then the SDK's grant request."""
         async with self._oauth_client() as client:
             metadata = self.context.oauth_metadata
-            if metadata is None or str(metadata.issuer).rstrip("/") != str(self._issuer).rstrip("/"):
+            if metadata is None or not issuers_match(str(metadata.issuer), self._issuer_url):
                 await self._discover(client)
-            token_request = await self._exchange_token_client_credentials()
+            token_request = await _sdk_compat.client_credentials_request(self)
             response = await self._send(client, token_request, "token endpoint")
         if 300 <= response.status_code < 400:
             raise AppError("redirectRejected", "the token endpoint answered with a redirect; redirects are refused")
-        await self._handle_token_response(response)
+        await _sdk_compat.accept_token(self, response)
         self._stamp = self._file_stamp()
 
     async def _discover(self, client: httpx2.AsyncClient) -> None:
-        """Protected-resource, then authorization-server metadata, with the SDK's parsers and issuer check."""
+        """Protected-resource, then authorization-server metadata, with the SDK's parsers; only metadata of the
+        configured issuer is taken (the SDK's grant request insists on it too)."""
         for url in build_protected_resource_metadata_discovery_urls(None, self.context.server_url):
             response = await self._send(client, create_oauth_metadata_request(url), "protected resource metadata")
             prm = await handle_protected_resource_response(response)
             if prm:
-                await self._validate_resource_match(prm)
+                _check_resource(self.context.server_url, prm)
                 self.context.protected_resource_metadata = prm
-                self.context.auth_server_url = self._select_authorization_server(
-                    [str(server) for server in prm.authorization_servers]
+                advertised = [str(server) for server in prm.authorization_servers]
+                self.context.auth_server_url = next(
+                    (server for server in advertised if issuers_match(server, self._issuer_url)), advertised[0]
                 )
                 break
         discovery = build_oauth_authorization_server_metadata_discovery_urls(
@@ -315,7 +323,10 @@ class MachineOAuth(_SharedFlow, ClientCredentialsOAuthProvider):
             if not ok:
                 break
             if asm:
-                validate_metadata_issuer(asm, self._expected_issuer())
+                if not issuers_match(str(asm.issuer), self._issuer_url):
+                    raise OAuthFlowError(
+                        f"Authorization server metadata issuer mismatch: {asm.issuer} != {self._issuer_url}"
+                    )
                 self.context.oauth_metadata = asm
                 break
 
@@ -373,8 +384,6 @@ async def _refuse(response: httpx2.Response, error: AppError) -> None:
     response.status_code = 400
     response.headers = httpx2.Headers({"content-type": "application/json", "content-length": str(len(body))})
     response.stream = httpx2.ByteStream(body)
-    if hasattr(response, "_content"):
-        # Already read (an in-memory transport builds responses read): replace the cached body too.
-        response._content = body
+    _sdk_compat.replace_read_body(response, body)
     if isinstance(original, httpx2.AsyncByteStream):
         await original.aclose()

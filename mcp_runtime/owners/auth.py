@@ -13,8 +13,6 @@ from protocol.server import AuthStatus
 if TYPE_CHECKING:
     import httpx2
 
-AUTH_REASONS = frozenset({"authRequired", "reauthenticationRequired"})
-
 
 def connection_auth(name: str, config: McpServerConfig, data_dir: Path) -> httpx2.Auth | None:
     """The HTTP auth for a session, or None; an OAuth server not logged in fails closed here.

@@ -1,15 +1,12 @@
 """``SlotOwner``: what both owners of session slots share (SPEC §3).
 
-The management manager and a thread runtime hold slots the same way: the connect sequence (SDK import, auth,
-``mcpServer/startupStatus/updated`` starting → ready|failed|cancelled), status rows, the tool catalog of their
-connected servers and every read (prompts, resources, subscriptions). They differ only in policy, expressed by
-the hooks :meth:`_ready_slot` (management: answer now; thread: wait, reconnect on demand) and :meth:`_settled`
-(thread: wait for starting servers, bounded by each one's startup timeout).
+The management manager and a thread runtime connect, report status and read the same way, so that lives here
+once; they differ only in policy, through the hooks :meth:`_ready_slot` (answer now, or wait and reconnect on
+demand) and :meth:`_settled` (whether a read waits for servers still starting).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
@@ -19,9 +16,11 @@ from typing import Any
 from mcp_runtime._sdk_compat import load_sdk
 from mcp_runtime.catalog.cache import CatalogCache, SearchAnswer
 from mcp_runtime.events import EventSink
+from mcp_runtime.oauth import needs_login
 from mcp_runtime.oauth.credentials import CREDENTIALS_FILE
-from mcp_runtime.owners.auth import AUTH_REASONS, auth_status, connection_auth
+from mcp_runtime.owners.auth import auth_status, connection_auth
 from mcp_runtime.owners.preview import preview_content
+from mcp_runtime.owners.status import CredentialsStamp, Detail, RowKey, StatusCache
 from mcp_runtime.session.slot import ElicitationHandler, SessionSlot, SlotLost
 from mcp_runtime.session.state import error_info, server_status
 from mcp_runtime.tasks import Spawner
@@ -31,20 +30,6 @@ from protocol.prompt import PromptGetResult, PromptView
 from protocol.resource import ResourceContent, ResourceReadResult, ResourceTemplateView, ResourceView
 from protocol.server import AuthStatus, ServerStatus, StartupState, StartupStatusUpdated
 from protocol.tool import ToolView
-
-
-def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Row keys compare by value for auth and flags, then by identity (config, slot, state, error): a slot's state
-    is replaced as a whole on every change, and comparing their contents would cost more than rebuilding."""
-    return a[:3] == b[:3] and a[3] is b[3] and a[4] is b[4] and a[5] is b[5] and a[6] is b[6]
-
-
-def _encoded(row: ServerStatus) -> bytes:
-    """Compact JSON; text that is not valid Unicode (lone surrogates) is escaped rather than failing."""
-    try:
-        return row.model_dump_json().encode()
-    except ValueError:
-        return json.dumps(row.model_dump(mode="json"), separators=(",", ":")).encode()
 
 
 class SlotOwner(ABC):
@@ -58,12 +43,8 @@ class SlotOwner(ABC):
         self._data_dir = data_dir
         self._spawner = spawner
         self.catalog = CatalogCache()
-        self._rows: dict[str, tuple[tuple[Any, ...], ServerStatus, bytes | memoryview | None]] = {}
-        self._auth: dict[str, tuple[McpServerConfig, tuple[int, ...] | None, AuthStatus]] = {}
+        self._statuses = StatusCache()
         self._credentials = os.fspath(data_dir / CREDENTIALS_FILE)
-        self._listing: tuple[tuple[int, ...] | None] | None = None
-        """While a listing is built: the credentials stamp it read once for all its rows."""
-        self._answer: tuple[tuple[ServerStatus, ...], bytes, bytes] | None = None
 
     # ------------------------------------------------------------------ hooks
 
@@ -92,41 +73,15 @@ class SlotOwner(ABC):
         if name is not None:
             self.status(name)
         await self._settled(name)
-        if name is not None:
-            return [self.status(name)]
-        self._listing = (self._credentials_stamp(),)  # one stat for every row of this listing
-        try:
-            return self.statuses()
-        finally:
-            self._listing = None
+        return [self.status(name)] if name is not None else self.statuses()
 
-    def statuses_json(self, rows: list[ServerStatus], tail: bytes) -> bytes:
-        """``{"data":[<rows>]<tail>`` from the rows' cached JSON (``tail`` closes the array and the object).
+    def status_list_json(self, rows: list[ServerStatus], detail: Detail, next_cursor: str | None) -> bytes:
+        """The ``mcpServerStatus/list`` answer for rows this owner returned, at ``detail`` (kept between reads)."""
+        return self._statuses.list_json(rows, detail, next_cursor)
 
-        The last answer is kept and returned again while every row is the very same object: a row is rebuilt
-        whenever its server's state, tools, config or auth change, so an unchanged list of rows means an
-        unchanged answer (the kept rows stay alive, so their identities cannot be reused by new rows). The
-        rows' cached JSON then points into the answer, so keeping it costs no second copy.
-        """
-        kept = self._answer
-        if kept is not None and kept[1] == tail and len(kept[0]) == len(rows):
-            if all(a is b for a, b in zip(kept[0], rows, strict=True)):
-                return kept[2]
-        head = b'{"data":['
-        encoded = [self.row_json(row) for row in rows]
-        parts: list[bytes | memoryview] = [head]
-        for index, text in enumerate(encoded):
-            parts += (b",", text) if index else (text,)
-        parts.append(tail)
-        body = b"".join(parts)
-        self._answer = (tuple(rows), tail, body)
-        view, offset = memoryview(body), len(head)
-        for row, text in zip(rows, encoded, strict=True):
-            cached = self._rows.get(row.name)
-            if cached is not None and cached[1] is row:
-                self._rows[row.name] = (cached[0], row, view[offset : offset + len(text)])
-            offset += len(text) + 1
-        return body
+    def start_json(self, row: ServerStatus) -> bytes:
+        """The ``mcpServer/start`` answer for a row this owner returned."""
+        return self._statuses.start_json(row)
 
     def tool_filters(self) -> tuple[list[str] | None, list[str] | None]:
         """The owner's ``allowedTools`` / ``disabledTools`` globs on full tool names (none for management)."""
@@ -135,7 +90,7 @@ class SlotOwner(ABC):
     # ------------------------------------------------------------- lifecycle
 
     def _publish(self, name: str, status: StartupState, error: AppError | None = None) -> None:
-        reauth = error is not None and error.reason in AUTH_REASONS
+        reauth = error is not None and needs_login(error.reason)
         self._sink(
             "mcpServer/startupStatus/updated",
             StartupStatusUpdated(
@@ -197,37 +152,23 @@ class SlotOwner(ABC):
         name: str,
         config: McpServerConfig,
         slot: SessionSlot | None,
+        stamp: CredentialsStamp,
         *,
         error: AppError | None = None,
         starting: bool = False,
         disabled: bool = False,
     ) -> ServerStatus:
-        """The status row: a failure before any slot existed, ``starting``, idle, or the slot's own state.
+        """The status row: a failure before any slot existed, ``starting``, idle, or the slot's own state; kept,
+        and built again only when what it is made of changes. ``stamp``: :meth:`_credentials_stamp`, read once
+        for all the rows of one answer."""
+        auth = self._statuses.auth(name, config, stamp, lambda: auth_status(name, config, self._data_dir))
+        state = None if slot is None else slot.state
+        key = RowKey(auth, starting, disabled, config, slot, state, error)
+        return self._statuses.row(
+            name, key, lambda: self._build_row(name, slot, auth, error=error, starting=starting, disabled=disabled)
+        )
 
-        Rows are cached per server with their JSON and rebuilt only when what they are made of changes (a slot's
-        state is replaced as a whole on every change, so its identity stands for its content).
-        """
-        auth = self._auth_status(name, config)
-        key = (auth, starting, disabled, config, slot, None if slot is None else slot.state, error)
-        cached = self._rows.get(name)
-        if cached is not None and _same(cached[0], key):
-            return cached[1]
-        row = self._build_row(name, slot, auth, error=error, starting=starting, disabled=disabled)
-        self._rows[name] = (key, row, None)
-        return row
-
-    def _auth_status(self, name: str, config: McpServerConfig) -> AuthStatus:
-        """``auth_status``, re-read only when the config or the credentials file changed (it reads that file)."""
-        stamp = self._credentials_stamp() if self._listing is None else self._listing[0]
-        cached = self._auth.get(name)
-        if cached is not None and cached[0] is config and cached[1] == stamp:
-            return cached[2]
-        status = auth_status(name, config, self._data_dir)
-        self._auth[name] = (config, stamp, status)
-        return status
-
-    def _credentials_stamp(self) -> tuple[int, ...] | None:
-        """What identifies the credentials file's content (another process may log in), None when absent."""
+    def _credentials_stamp(self) -> CredentialsStamp:
         try:
             found = os.stat(self._credentials)
         except OSError:
@@ -235,18 +176,8 @@ class SlotOwner(ABC):
         return (found.st_ino, found.st_mtime_ns, found.st_size)
 
     def _forget_row(self, name: str) -> None:
-        """A deleted server: its cached row (and the slot it holds on to) goes with it."""
-        self._rows.pop(name, None)
-        self._auth.pop(name, None)
-
-    def row_json(self, row: ServerStatus) -> bytes | memoryview:
-        """The compact JSON of a row :meth:`_row` returned (encoded once, kept with it), else encoded now."""
-        cached = self._rows.get(row.name)
-        if cached is None or cached[1] is not row:
-            return _encoded(row)
-        if cached[2] is None:
-            self._rows[row.name] = (cached[0], row, _encoded(row))
-        return self._rows[row.name][2]  # type: ignore[return-value]
+        """A deleted server: its kept row (and the slot it holds on to) goes with it."""
+        self._statuses.forget(name)
 
     def _build_row(
         self,
@@ -261,7 +192,7 @@ class SlotOwner(ABC):
         if starting and slot is not None and slot.state.status != "starting":
             slot = None  # the previous session's slot, being replaced: the row says ``starting``
         if slot is None and error is not None:
-            runtime = "authenticationRequired" if error.reason in AUTH_REASONS else "failed"
+            runtime = "authenticationRequired" if needs_login(error.reason) else "failed"
             return ServerStatus(name=name, runtime_status=runtime, auth_status=auth, last_error=error_info(error))
         if slot is None:
             runtime = "starting" if starting else "disabled" if disabled else "notStarted"

@@ -1,9 +1,8 @@
-"""Routing a server's elicitation to the one tool call waiting on it (SPEC §7), for a thread runtime.
+"""A server's elicitation in a thread (SPEC §7): which waiting tool call is asked, and what its answer is judged to be.
 
-In the 2026 era the SDK drives the input-required rounds inside the calling task, so a context variable names
-the call; in the 2025 era the request arrives on the session's receive loop and is attributed only when exactly
-one call is in flight on that server in this thread. Anything that cannot be attributed, and every URL-mode
-request, is declined. Each call brings its own ``ask`` callback: the runtime knows no client connection.
+The answer is judged once, here (``resolve_answer``): the handler that asked the client reports the judgement
+to it (``serverRequest/resolved``) and the runtime passes the same judgement upstream, so the client is never
+told one thing while the server gets another.
 """
 
 from __future__ import annotations
@@ -11,18 +10,81 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import structlog
 
-from mcp_runtime.catalog.schemas import errors, validator
-from protocol.elicitation import ElicitationRequest
+from mcp_runtime.catalog.schemas import errors, non_finite, validator
+from protocol.elicitation import ElicitationRequest, ServerRequestResolved, ValidationIssue
 
 log = structlog.get_logger("mcp_runtime.elicitation")
 
-AskCallback = Callable[[ElicitationRequest], Awaitable[dict[str, Any] | None]]
-"""Sends the elicitation to the calling client and returns its raw answer (None: no usable answer)."""
+Action = Literal["accept", "decline", "cancel"]
+INVALID_RESPONSE = "invalidElicitationResponse"
+MAX_ERRORS = 20
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What the server is told (``action``, ``content``) and, for a cancel the daemon chose, why."""
+
+    action: Action
+    content: dict[str, Any] | None = None
+    reason: str | None = None
+    errors: tuple[dict[str, str], ...] = ()
+
+    def resolved(self, thread_id: str, request_id: str) -> ServerRequestResolved:
+        """The ``serverRequest/resolved`` notification that tells the asked client how its request ended."""
+        issues = [ValidationIssue.model_validate(error) for error in self.errors]
+        return ServerRequestResolved(
+            thread_id=thread_id, request_id=request_id, action=self.action, reason=self.reason, errors=issues or None
+        )
+
+    def result(self) -> Any:
+        """The SDK's ``ElicitResult`` passed upstream."""
+        from mcp_types import ElicitResult
+
+        if self.action == "accept":
+            return ElicitResult(action="accept", content=self.content)
+        return ElicitResult(action=self.action)
+
+
+CANCELLED = Resolution("cancel")
+"""No answer at all (connection closed, the call ended, the client answered with an error)."""
+
+AskCallback = Callable[[ElicitationRequest], Awaitable[Resolution]]
+"""Sends the elicitation to the calling client and returns its judged answer (``resolve_answer``)."""
+
+
+def _invalid(found: list[dict[str, str]]) -> Resolution:
+    return Resolution("cancel", reason=INVALID_RESPONSE, errors=tuple(found[:MAX_ERRORS]))
+
+
+def resolve_answer(answer: Any, schema: dict[str, Any]) -> Resolution:
+    """The client's answer judged against the form it was shown: malformed, or ``accept`` content that does not
+    fit ``requestedSchema``, is a cancel with the reason and the errors (never forwarded)."""
+    if not isinstance(answer, dict):
+        return _invalid([{"path": "", "message": "the answer is not an object"}])
+    action = answer.get("action")
+    if action not in ("accept", "decline", "cancel"):
+        return _invalid([{"path": "action", "message": "action must be accept, decline or cancel"}])
+    content = answer.get("content")
+    if content is not None and not isinstance(content, dict):
+        return _invalid([{"path": "content", "message": "content must be an object"}])
+    if action != "accept":
+        return Resolution(action)
+    from jsonschema.exceptions import SchemaError
+
+    content = content if content is not None else {}
+    try:
+        problems = errors(validator(schema), content)
+    except (SchemaError, TypeError, ValueError):  # the server's schema, which jsonschema cannot apply
+        problems = [{"path": "", "message": "the requested schema cannot be checked"}]
+    problems = problems or non_finite(content)
+    if problems:
+        return _invalid(problems)
+    return Resolution("accept", content=content)
 
 
 @dataclass(eq=False)
@@ -41,10 +103,13 @@ class Call:
 
 
 current_call: contextvars.ContextVar[Call | None] = contextvars.ContextVar("mcp_thread_call", default=None)
+"""The call whose task is running: in the 2026 era the SDK drives input-required rounds inside that task."""
 
 
 def attribute(owner: object, server: str, calls: list[Call]) -> Call | None:
-    """The one waiting call an elicitation belongs to, or None (then it is declined)."""
+    """The one waiting call an elicitation belongs to, or None (then it is declined): the running call in the
+    2026 era; in the 2025 era the request arrives on the session's own loop, so only a single call in flight
+    on that server in this thread can be its owner."""
     call = current_call.get()
     if call is not None:
         return call if call.owner is owner and call.server == server and call in calls else None
@@ -52,11 +117,11 @@ def attribute(owner: object, server: str, calls: list[Call]) -> Call | None:
 
 
 async def elicit(thread_id: str, server: str, call: Call | None, params: Any) -> Any:
-    """Ask the calling client (form mode only) and turn its answer into the SDK result."""
+    """Ask the calling client (form mode only) and pass its judged answer upstream; URL mode is declined."""
     from mcp_types import ElicitResult
 
     if getattr(params, "mode", "form") != "form":
-        return ElicitResult(action="decline")  # URL mode is declined (SPEC §7)
+        return ElicitResult(action="decline")
     if call is None or call.ask is None:
         log.info("elicitation declined: no single waiting call", server=server, thread_id=thread_id)
         return ElicitResult(action="decline")
@@ -74,30 +139,11 @@ async def elicit(thread_id: str, server: str, call: Call | None, params: Any) ->
         message=params.message,
         requested_schema=schema,
     )
-    answer: dict[str, Any] | None = None
+    resolution = CANCELLED
     with anyio.CancelScope() as scope:
         call.elicitations.add(scope)
         try:
-            answer = await call.ask(request)
+            resolution = await call.ask(request)
         finally:
             call.elicitations.discard(scope)
-    return elicit_result(answer, schema, server)
-
-
-def elicit_result(answer: dict[str, Any] | None, schema: dict[str, Any], server: str) -> Any:
-    """The client's answer as the SDK result; anything unusable (or content not fitting the schema) is cancel."""
-    from mcp_types import ElicitResult
-
-    if answer is None:
-        return ElicitResult(action="cancel")
-    action = answer.get("action")
-    content = answer.get("content")
-    if action not in ("accept", "decline", "cancel") or (content is not None and not isinstance(content, dict)):
-        return ElicitResult(action="cancel")
-    if action != "accept":
-        return ElicitResult(action=action)
-    problems = errors(validator(schema), content if content is not None else {})
-    if problems:
-        log.info("elicitation answer does not fit the requested schema: cancel", server=server, errors=len(problems))
-        return ElicitResult(action="cancel")
-    return ElicitResult(action="accept", content=content)
+    return resolution.result()

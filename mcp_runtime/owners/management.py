@@ -1,10 +1,8 @@
 """``McpClientManager``: the app-scoped, management-only owner of session slots (SPEC §3).
 
-It serves the GUI's reads (status, catalogs, prompt get, resource read, subscriptions) and start/stop. It
-declares no elicitation, sampling or roots, declines any elicitation, and never executes a tool. Its policy:
-reads answer from cached state at once (never waiting on a server that is starting); start/stop are serialized
-per server name, and a stop or delete interrupts a start in progress (``cancelled``); a connected server that
-crashes is restarted with exponential backoff and jitter.
+The GUI's reads must never wait on a server, so they answer from cached state at once, and the manager never
+executes a tool or lets an elicitation through. Start and stop are serialized per server (a stop interrupts a
+start), and a crashed server is restarted with backoff so the settings page recovers on its own.
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ import structlog
 from mcp_runtime.config.edits import normalized
 from mcp_runtime.events import EventSink
 from mcp_runtime.owners.base import SlotOwner
+from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.session.slot import SessionSlot
 from mcp_runtime.tasks import Spawner, TaskHandle
 from protocol.config import McpServerConfig
@@ -74,19 +73,20 @@ class McpClientManager(SlotOwner):
             raise AppError("unknownServer", f"no server named {name}", server=name)
         return config
 
-    def _status(self, name: str, config: McpServerConfig) -> ServerStatus:
+    def _status(self, name: str, config: McpServerConfig, stamp: CredentialsStamp) -> ServerStatus:
         entry = self._entries.get(name)
         slot = entry.slot if entry is not None else None
         error = entry.auth_error if entry is not None and slot is None else None
         starting = entry is not None and entry.starting
-        return self._row(name, config, slot, error=error, starting=starting, disabled=not config.enabled)
+        return self._row(name, config, slot, stamp, error=error, starting=starting, disabled=not config.enabled)
 
     def status(self, name: str) -> ServerStatus:
         """From cached state only: never waits on a server that is starting."""
-        return self._status(name, self._config(name))
+        return self._status(name, self._config(name), self._credentials_stamp())
 
     def statuses(self) -> list[ServerStatus]:
-        return [self._status(name, config) for name, config in sorted(self._snapshot().items())]
+        stamp = self._credentials_stamp()
+        return [self._status(name, config, stamp) for name, config in sorted(self._snapshot().items())]
 
     async def _ready_slot(self, name: str) -> SessionSlot:
         """The live slot for a read; a server that is not connected now is ``notRunning`` (no waiting)."""
@@ -142,7 +142,7 @@ class McpClientManager(SlotOwner):
 
     async def _start_locked(self, name: str, entry: _Entry, config: McpServerConfig) -> ServerStatus:
         if self._is_live(entry, config):
-            return self._status(name, config)
+            return self._status(name, config, self._credentials_stamp())
         carried: frozenset[str] = frozenset()
         if entry.slot is not None:
             old, entry.slot = entry.slot, None
@@ -161,7 +161,7 @@ class McpClientManager(SlotOwner):
         entry.config = config
         await self._start_slot(name, slot)
         entry.connected_at = anyio.current_time()
-        return self._status(name, config)
+        return self._status(name, config, self._credentials_stamp())
 
     async def stop(self, name: str) -> None:
         """Stop (and interrupt a start in progress); the server's process group is reaped."""

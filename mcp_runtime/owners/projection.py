@@ -1,28 +1,29 @@
-"""The projection of a tool result: what a model is given instead of the raw ``content`` (SPEC §4).
+"""A tool result as the thread gives it back (SPEC §4): ``content`` complete for hosts, and a ``projection`` for
+a model, where every blob and any text over the projection's size sits behind an archive ``ref``.
 
-Pure functions, no I/O. A result becomes (1) the media it carries — every image, audio and embedded-resource
-blob, decoded to bytes, each to be archived behind a ``ref`` — and (2) one projection text: the texts alone
-(``text/plain``) when the result is only text, else a compact JSON document (``application/json``) of its
-text, resource links, embedded text resources, ``structuredContent`` (any JSON type) and ``isError``, with each
-blob replaced by ``{ref, mimeType, bytes}``. A projection text over 16 KiB is cut (on a character boundary) and
-archived whole behind a ``text`` ref.
+Pure functions, no I/O (the thread runtime archives the entries): the projection text is the texts alone when
+the result is only text, else a compact JSON document of everything but the blobs, so a model sees the
+structure of the result without its bulk.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
+
+import orjson
+
+from mcp_runtime.storage.archive import Kind, Stored, stored
+from protocol.tool import ToolCallResult
 
 PROJECTION_TEXT_BYTES = 16 * 1024
 TEXT_MIME = "text/plain; charset=utf-8"
 JSON_MIME = "application/json"
-
-Kind = Literal["text", "image", "audio", "resource"]
 
 
 @dataclass(frozen=True)
@@ -33,27 +34,6 @@ class Media:
     kind: Kind
     mime_type: str | None
     data: bytes
-
-
-@dataclass(frozen=True)
-class Stored:
-    """An archived piece as the projection names it."""
-
-    ref: str
-    kind: Kind
-    mime_type: str | None
-    bytes: int
-    sha256: str
-
-    def view(self) -> dict[str, Any]:
-        view: dict[str, Any] = {"ref": self.ref, "kind": self.kind}
-        if self.mime_type is not None:
-            view["mimeType"] = self.mime_type
-        return {**view, "bytes": self.bytes, "sha256": self.sha256}
-
-
-def stored(ref: str, kind: Kind, mime_type: str | None, data: bytes) -> Stored:
-    return Stored(ref, kind, mime_type, len(data), hashlib.sha256(data).hexdigest())
 
 
 def _decode(blob: Any) -> bytes:
@@ -129,3 +109,59 @@ def clip(text: str, limit: int = PROJECTION_TEXT_BYTES) -> tuple[str, bool]:
     if len(encoded) <= limit:
         return text, False
     return encoded[:limit].decode(errors="ignore"), True
+
+
+@dataclass(frozen=True)
+class Projected:
+    """A result's projection (the ``Projection`` JSON object) and the archive entries its refs name (written
+    before the result is returned)."""
+
+    projection: dict[str, Any]
+    entries: list[tuple[Stored, bytes]]
+
+
+def project(result: Mapping[str, Any], new_ref: Callable[[], str]) -> Projected:
+    """Every blob, and a projection text over the limit, behind a ref; the model gets the clipped text and refs."""
+    blobs = media(result.get("content") or [])
+    by_index = {blob.index: stored(new_ref(), blob.kind, blob.mime_type, blob.data) for blob in blobs}
+    entries = [(by_index[blob.index], blob.data) for blob in blobs]
+    full, mime_type = projection_text(result, by_index)
+    text, truncated = clip(full)
+    if truncated:
+        encoded = utf8(full)
+        entries.append((stored(new_ref(), "text", mime_type, encoded), encoded))
+    return Projected({"text": text, "truncated": truncated, "refs": [meta.view() for meta, _ in entries]}, entries)
+
+
+_DECLARED = ("content", "structuredContent", "isError", "_meta")
+"""``ToolCallResult``'s members before ``projection``, in its order; any other member of a result follows it."""
+
+
+def tool_call_json(result: Mapping[str, Any], projection: dict[str, Any]) -> bytes:
+    """The ``ToolCallResult`` JSON of ``result`` with ``projection``: byte for byte what
+    ``ToolCallResult.model_validate(...).model_dump_json()`` writes (``tests/test_results.py`` proves it), but
+    written by orjson, which is many times faster on a large result. What orjson refuses (integers past 64 bits,
+    text that is not valid Unicode) is written through the model."""
+    document = {key: result[key] for key in _DECLARED if result.get(key) is not None}
+    document["projection"] = projection
+    document.update((key, value) for key, value in result.items() if key not in _DECLARED and key != "projection")
+    try:
+        return orjson.dumps(document)
+    except TypeError:
+        pass
+    model = ToolCallResult.model_validate(document, by_name=False)
+    try:
+        return model.model_dump_json().encode()
+    except ValueError:  # a lone surrogate: escaped, as ``json`` writes it
+        return json.dumps(_finite(model.model_dump(mode="json")), separators=(",", ":")).encode()
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or ±Infinity replaced by None, as the model writes them."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value

@@ -1,81 +1,42 @@
 """``McpThreadRuntime``: the per-thread owner of session slots and the only place tools execute (SPEC §3, §4).
 
-It opens its own slots (never shared with the management manager or another thread), connects them in the
-background when the thread is started or first referenced, and publishes ``mcpServer/startupStatus/updated``
-with its ``threadId``. Its policy: every thread-scoped read and call waits for its servers to be ready (each
-bounded by that server's startup timeout); a lost session is reconnected on demand; elicitation is routed to the
-waiting call (``owners.elicitation``). A tool call checks the thread's tool filters, validates the arguments against
-the tool's ``inputSchema`` captured when the call begins (a ``tools/list_changed`` during the call never swaps
-it: the slot defers its refresh while calls are in flight), validates ``structuredContent`` against the
-``outputSchema`` and enforces the call's deadline.
+A model's call must not race its thread's start, so every thread-scoped read and call waits for its servers
+(bounded by each one's startup timeout), and a lost session is reconnected on demand. A call keeps the tool it
+began with: its input schema is captured when it starts, and it returns the finished ``ToolCallResult``,
+projected and archived.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
-import orjson
 
 from mcp_runtime.catalog.names import full_name
 from mcp_runtime.catalog.schemas import errors, validator
 from mcp_runtime.catalog.views import build_views, visible_for_context
 from mcp_runtime.events import EventSink
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
+from mcp_runtime.oauth import needs_login
 from mcp_runtime.owners import elicitation as _elicitation
 from mcp_runtime.owners.base import SlotOwner
 from mcp_runtime.owners.elicitation import AskCallback, Call
 from mcp_runtime.owners.preview import resource_read_fact
+from mcp_runtime.owners.projection import project, tool_call_json
+from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.session.errors import timeout_error
 from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
+from mcp_runtime.storage.archive import ThreadArchive
 from mcp_runtime.tasks import Spawner, TaskHandle
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import McpTool, ServerStatus
 from protocol.thread import ResourceReadFact
 
-__all__ = ["AskCallback", "McpThreadRuntime"]
-
-
-def _encode(result: dict[str, Any]) -> bytes:
-    """Compact JSON of a tool result, as pydantic would write it: NaN and ±Infinity (a server can send them)
-    become ``null``, and text that is not valid Unicode (a lone surrogate) is escaped.
-
-    orjson writes a result about ten times faster than ``json`` (a 1 MiB result: ~1 ms instead of ~10) and
-    turns non-finite numbers into ``null`` itself; what it refuses (lone surrogates, integers past 64 bits)
-    takes the ``json`` path."""
-    try:
-        return orjson.dumps(result)
-    except TypeError:
-        pass
-    try:
-        return json.dumps(result, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
-    except ValueError:  # UnicodeEncodeError included
-        finite = _finite(result)
-        try:
-            return json.dumps(finite, separators=(",", ":"), ensure_ascii=False).encode()
-        except UnicodeEncodeError:
-            return json.dumps(finite, separators=(",", ":")).encode()
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with every NaN or ±Infinity replaced by None (results are parsed with bounded nesting)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_finite(item) for item in value]
-    return value
-
-
-_NO_RECONNECT = frozenset({"authRequired", "reauthenticationRequired", "insufficientScope"})
-"""Losses a reconnect cannot fix without the user (a login): reported, not retried."""
+__all__ = ["McpThreadRuntime"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +73,7 @@ class McpThreadRuntime(SlotOwner):
         env: Mapping[str, str],
         data_dir: Path,
         spawner: Spawner,
+        archive: ThreadArchive,
         allowed_tools: Sequence[str] | None = None,
         disabled_tools: Sequence[str] | None = None,
         record_fact: Callable[[ResourceReadFact], None] | None = None,
@@ -122,6 +84,7 @@ class McpThreadRuntime(SlotOwner):
         self._allowed = list(allowed_tools) if allowed_tools is not None else None
         self._disabled = list(disabled_tools) if disabled_tools else None
         self._record_fact = record_fact
+        self._archive = archive
         self._specs: dict[tuple[str, str], _ToolSpec] = {}
         self._listed: dict[str, tuple[Sequence[McpTool], dict[str, McpTool]]] = {}
         """Per server: its current tool list and that list by name (rebuilt when the slot lists anew)."""
@@ -195,15 +158,16 @@ class McpThreadRuntime(SlotOwner):
         """The thread's ``allowedTools`` / ``disabledTools`` globs on full tool names."""
         return self._allowed, self._disabled
 
-    def _status(self, name: str, server: _Server) -> ServerStatus:
+    def _status(self, name: str, server: _Server, stamp: CredentialsStamp) -> ServerStatus:
         error = server.error if server.slot is None else None
-        return self._row(name, server.config, server.slot, error=error, starting=server.starting)
+        return self._row(name, server.config, server.slot, stamp, error=error, starting=server.starting)
 
     def status(self, name: str) -> ServerStatus:
-        return self._status(name, self._server(name))
+        return self._status(name, self._server(name), self._credentials_stamp())
 
     def statuses(self) -> list[ServerStatus]:
-        return [self._status(name, server) for name, server in sorted(self._servers.items())]
+        stamp = self._credentials_stamp()
+        return [self._status(name, server, stamp) for name, server in sorted(self._servers.items())]
 
     def _connected(self) -> dict[str, SessionSlot]:
         return {
@@ -239,7 +203,7 @@ class McpThreadRuntime(SlotOwner):
             # (bounded by the stop grace and the startup timeout). A loss needing a login is not retried.
             await slot.close()
             last = slot.state.last_error
-            if last is None or last.reason not in _NO_RECONNECT:
+            if last is None or not needs_login(last.reason):
                 if server.task is None or server.task.done:
                     self._spawn(name, server)
                 await server.ready.wait()
@@ -299,9 +263,9 @@ class McpThreadRuntime(SlotOwner):
         meta: dict[str, Any] | None = None,
         progress: ProgressCallback | None = None,
         ask: AskCallback | None = None,
-    ) -> tuple[dict[str, Any], bytes]:
-        """Execute one tool call: the MCP ``CallToolResult`` (``isError`` kept) as a dict and as compact JSON,
-        serialized once here (its size is checked on these bytes, and the response reuses them)."""
+    ) -> bytes:
+        """Execute one tool call: its ``ToolCallResult`` JSON (``isError`` results included), projected and with
+        its blobs and long text archived, serialized once here (its size is checked on the answer itself)."""
         entry = self._server(server)
         slot = await self._ready_slot(server)
         spec = self._tool(server, slot, tool)
@@ -324,8 +288,9 @@ class McpThreadRuntime(SlotOwner):
             entry.calls.remove(call)
             call.cancel_elicitations()
         result.pop("resultType", None)  # 2026-era envelope detail: results look the same in both eras
-        encoded = _encode(result)
-        size = len(encoded)
+        projected = project(result, self._archive.new_ref)
+        answer = tool_call_json(result, projected.projection)
+        size = len(answer)
         if size > MAX_MESSAGE_BYTES:
             raise AppError("responseTooLarge", f"tool result is {size} bytes (max {MAX_MESSAGE_BYTES})")
         if spec.output is not None and not result.get("isError"):
@@ -341,7 +306,9 @@ class McpThreadRuntime(SlotOwner):
                     errors=output_errors,
                     result=result,
                 )
-        return result, encoded
+        if projected.entries:  # most results archive nothing: no worker-thread hop on the common path
+            await anyio.to_thread.run_sync(self._archive.put, self.thread_id, projected.entries)
+        return answer
 
     # ------------------------------------------------------------ elicitation
 

@@ -19,7 +19,8 @@ from protocol.jsonrpc import REASON_CODES, AppError
 
 if TYPE_CHECKING:
     import httpx2
-    from mcp.client._transport import TransportStreams
+
+    from mcp_runtime._sdk_compat import TransportStreams
 
 HTTP_CONNECT_TIMEOUT_S = 30.0
 

@@ -1,8 +1,8 @@
 """The 2026-07-28 ``subscriptions/listen`` stream of one slot: list changes and resource subscriptions.
 
-One stream is open at a time; it is re-opened whenever the subscribed URIs change. Each re-open is a numbered
-generation, and :meth:`ListenStream.relisten` returns once the server acknowledged (or refused) its generation,
-so a ``subscribe`` answers only after the server honours it. Events reach the slot through the session's tee.
+That era has no ``resources/subscribe``: the stream is re-opened whenever the subscribed URIs change, and
+``relisten`` returns once the server acknowledged (or refused) that generation, so a ``subscribe`` answers
+only when the server honours it.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import structlog
 
 from mcp_runtime import _sdk_compat
 from mcp_runtime.catalog.schemas import non_finite
+from mcp_runtime.oauth import needs_login
 from mcp_runtime.session.errors import exit_description, is_resource_not_found, marked_reason, timeout_error
 from mcp_runtime.session.refresh import list_tools
 from mcp_runtime.session.state import dump
@@ -125,7 +126,7 @@ def map_error(
         if (marked := marked_reason(exc.error)) is not None:
             if marked.reason == "invalidOutput":
                 marked.details.setdefault("server", server)
-            return marked, marked.reason == "authRequired"
+            return marked, needs_login(marked.reason)
         if exc.code == REQUEST_TIMEOUT:
             return timeout_error(server, timeout_ms, tool=tool, method=method), False
         if exc.code == CONNECTION_CLOSED:

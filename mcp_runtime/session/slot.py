@@ -1,11 +1,8 @@
 """``SessionSlot``: one live MCP session to one server, supervised in its own task.
 
-Both owners hold slots; they differ only in the ``thread_id`` stamped on events and in the elicitation handler.
-The SDK's ``Client`` is not re-entrant and lets transport failures escape as exception groups from ``async
-with``, so the whole session lives inside one supervisor task (spawned into the owner's task group) that turns
-every outcome into a typed state (``connected``, ``failed`` with ``lastError``, ...). The units it composes:
-``connect`` (client + handshake), ``refresh`` (paging, refresh gated on calls), ``listen`` (the
-2026 stream), ``requests`` (calls and reads through the session).
+The SDK's ``Client`` is not re-entrant and lets transport failures escape ``async with`` as exception groups,
+so the whole session lives in one supervisor task that turns every outcome into a typed state. It composes
+the session's units: ``connect``, ``refresh``, ``listen`` and ``requests``.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from mcp_runtime.session.connect import handshake, is_modern, open_client
 from mcp_runtime.session.errors import classify_session_failure, exit_description
 from mcp_runtime.session.listen import ListenStream
 from mcp_runtime.session.refresh import CallGate, CatalogRefresher
-from mcp_runtime.session.state import ConnectionState, ended_state
+from mcp_runtime.session.state import ConnectionState, ended_state, lost_state
 from mcp_runtime.session.stdio import StdioTransport
 from mcp_runtime.session.transport import StderrTail, secret_values
 from mcp_runtime.session.upstream_guard import SkippedLine, note_skipped
@@ -50,8 +47,10 @@ SlotLost = Callable[["SessionSlot"], None]
 class SessionSlot:
     """One session to one server: connect, catalog, notifications, calls, reads, subscriptions, close.
 
-    ``on_lost`` is called (synchronously) when a connected session dies, so an owner can decide what to do.
-    ``elicitation`` None means the session declares no elicitation capability and declines any elicitation.
+    ``on_lost`` is called (synchronously) when a connected session dies; ``elicitation`` None declines every
+    elicitation.
+    Large because it is the one place a session's lifetime is decided: every request goes through its state
+    check and its typed error, next to the supervisor that owns that state.
     """
 
     def __init__(
@@ -150,9 +149,12 @@ class SessionSlot:
                 await self._task.wait()
 
     def lose(self, error: AppError) -> None:
-        """Record the session as lost (the first cause wins) and let the supervisor tear it down."""
+        """Record the session as lost (the first cause wins) and let the supervisor tear it down; the state says
+        so at once, so no status row shows a healthy server while its teardown runs."""
         if self._lost_error is None:
             self._lost_error = error
+            if self._ready.is_set() and not self._stopping:
+                self._state = lost_state(self._state, error, self._state.stderr_tail)
         self._wake.set()
 
     def _tail_detail(self) -> dict[str, str]:
@@ -310,9 +312,15 @@ class SessionSlot:
         with self._gate:
             try:
                 return await _requests.call_tool(
-                    client, name, arguments, timeout_s=timeout_s, progress=progress, meta=meta,
-                    modern=self.modern, relisted=lambda: self._refresher.mark("tools"),
-                )  # fmt: skip
+                    client,
+                    name,
+                    arguments,
+                    timeout_s=timeout_s,
+                    progress=progress,
+                    meta=meta,
+                    modern=self.modern,
+                    relisted=lambda: self._refresher.mark("tools"),
+                )
             except Exception as exc:
                 raise self._failed(exc, tool=name, timeout_ms=timeout_s * 1000) from exc
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from mcp_runtime.oauth import needs_login
 from protocol.jsonrpc import AppError
 from protocol.server import AuthStatus, ErrorInfo, McpTool, RuntimeStatus, ServerStatus
 
@@ -48,6 +49,12 @@ def server_status(
     )
 
 
+def lost_state(state: ConnectionState, loss: AppError, tail: str | None) -> ConnectionState:
+    """A connected session's state once it is lost: what it knew, the loss, and whether only a login helps."""
+    status = "authenticationRequired" if needs_login(loss.reason) else "failed"
+    return replace(state, status=status, last_error=error_info(loss), stderr_tail=tail)
+
+
 def dump(model: Any) -> dict[str, Any]:
     return model.model_dump(by_alias=True, mode="json", exclude_none=True)
 
@@ -73,12 +80,11 @@ def ended_state(
             cancelled = AppError("cancelled", f"start of {name} was interrupted by a stop")
             return replace(state, status="cancelled", stderr_tail=tail), cancelled, None
         error = error or AppError("startupFailed", "server closed the connection during startup")
-        status = "authenticationRequired" if error.reason == "authRequired" else "failed"
+        status = "authenticationRequired" if needs_login(error.reason) else "failed"
         return ConnectionState(status=status, last_error=error_info(error), stderr_tail=tail), error, None
     if stopping and lost is None:
         return replace(state, status="notStarted", stderr_tail=tail), None, None
     loss = lost or error or AppError("connectionLost", "the connection to the server closed")
     if loss.reason != "connectionLost" and error is not None and error.reason == "connectionLost":
         loss = error
-    status = "authenticationRequired" if loss.reason == "authRequired" else "failed"
-    return replace(state, status=status, last_error=error_info(loss), stderr_tail=tail), None, loss
+    return lost_state(state, loss, tail), None, loss

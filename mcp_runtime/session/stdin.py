@@ -1,11 +1,8 @@
-"""The session's write stream for a stdio server: messages go straight into the child's stdin buffer.
+"""The session's write stream for a stdio server: each message goes straight into the child's stdin buffer.
 
-The SDK hands each outgoing message to ``send`` of the write stream it is given (any object with ``send``,
-``aclose`` and the async context methods). A memory stream read by a writer task cost every request a task
-switch, and anyio's byte stream adds a forced checkpoint per write; here ``send`` writes into the asyncio pipe
-transport at once and waits only while the pipe is backed up (before encoding, so a waiting request holds no
-second copy of itself). The first message of a loop pass leaves at once; the others written in that pass are
-joined into one write at its end.
+A writer task or a byte stream would cost every request a task switch or a forced checkpoint; here ``send``
+writes into the child's asyncio ``StreamWriter`` at once, waits only while the pipe is backed up, and joins the
+messages written in one loop pass into one write.
 """
 
 from __future__ import annotations
@@ -21,19 +18,9 @@ JOIN_BYTES = 1 << 18
 """Messages of one loop pass up to this size are joined into one system call."""
 
 if TYPE_CHECKING:
-    from anyio.abc import Process
     from mcp.shared.message import SessionMessage
 
     from mcp_runtime.session.upstream_guard import UpstreamGuard
-
-
-def stdin_writer(process: Process) -> asyncio.StreamWriter:
-    """The asyncio writer under anyio's stdin stream (``StreamWriterWrapper._stream``, the only way to write
-    without its per-write checkpoint; ``tests/test_stdin_stream.py`` fails by name if anyio moves it)."""
-    writer = getattr(process.stdin, "_stream", None)
-    if not isinstance(writer, asyncio.StreamWriter):
-        raise RuntimeError("anyio's process stdin no longer wraps an asyncio.StreamWriter")
-    return writer
 
 
 class StdinStream(ClosesAtOnce):

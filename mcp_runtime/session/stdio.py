@@ -1,8 +1,8 @@
 """stdio servers: our own small transport rather than the SDK's ``stdio_client``.
 
-The SDK's does not kill the process group when the server exits by itself within its grace period (a grandchild
-survives), exposes no pid, and has no bound on a stdout line. The wire format (one JSON-RPC message per line) and
-the shutdown sequence (close stdin, grace, SIGTERM the group, SIGKILL) are the same.
+The SDK's leaves a grandchild alive when the server exits by itself, exposes no pid and does not bound a
+stdout line; this one starts each child in its own process group with a parent-death signal (Linux) and
+always reaps the whole group, with the SDK's wire format and shutdown sequence.
 """
 
 from __future__ import annotations
@@ -21,22 +21,22 @@ import anyio
 
 from mcp_runtime.config.policy import policy
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
-from mcp_runtime.session.stdin import StdinStream, stdin_writer
+from mcp_runtime.session.stdin import StdinStream
 from mcp_runtime.session.stdout import STDOUT_CHUNK, StdoutStream
 from mcp_runtime.session.upstream_guard import UpstreamGuard
 from protocol.config import StdioServerConfig
 from protocol.jsonrpc import AppError
 
 if TYPE_CHECKING:
-    from anyio.abc import Process
-    from mcp.client._transport import TransportStreams
-
+    from mcp_runtime._sdk_compat import TransportStreams
     from mcp_runtime.session.transport import StderrTail
 
 STOP_GRACE_S = 2.0
 """Time a server gets to exit after its stdin closes before its group is signalled."""
 TERM_GRACE_S = 2.0
 """Time between SIGTERM and SIGKILL of the group."""
+STDERR_CHUNK = 1 << 16
+"""Bytes of stderr read at once (only a bounded tail of it is kept)."""
 
 _LIVE_GROUPS: set[int] = set()
 
@@ -82,13 +82,14 @@ def child_environment(config: StdioServerConfig, env: Mapping[str, str]) -> dict
     return result
 
 
-async def _stdout_pipe() -> tuple[asyncio.StreamReader, asyncio.ReadTransport, int]:
-    """A pipe for the child's stdout read straight by an asyncio stream: a subprocess transport's own pipe
-    hands every chunk over through one more loop pass (``call_soon`` of ``pipe_data_received``) before a
-    reader sees it. Returns the reader, its transport (closing it closes our end) and the child's end."""
+async def _read_pipe(limit: int) -> tuple[asyncio.StreamReader, asyncio.ReadTransport, int]:
+    """A pipe from the child read straight by an asyncio stream: a subprocess transport's own pipe hands every
+    chunk over through one more loop pass (``call_soon`` of ``pipe_data_received``) before a reader sees it,
+    and a pipe of our own is ours to close, whoever else still holds its other end. Returns the reader, its
+    transport (closing it closes our end) and the child's end."""
     loop = asyncio.get_running_loop()
     ours, child_end = os.pipe()
-    reader = asyncio.StreamReader(limit=STDOUT_CHUNK)
+    reader = asyncio.StreamReader(limit=limit)
     try:
         pipe = os.fdopen(ours, "rb", buffering=0)
     except BaseException:
@@ -137,20 +138,16 @@ class StdioTransport:
         assert self._cm is not None
         return await self._cm.__aexit__(*exc)
 
-    async def _spawn(self, stdout: int) -> Process:
-        import subprocess
-
-        from anyio._core._eventloop import get_async_backend
-
+    async def _spawn(self, stdout: int, stderr: int) -> asyncio.subprocess.Process:
+        """Start the child in its own session (so its group can be signalled whole), dying with the daemon."""
         config = self._config
         argv = policy().stdio_argv(config)
         try:
-            # The backend's open_process passes Popen options through; the public one has no preexec_fn.
-            return await get_async_backend().open_process(
-                argv,
-                stdin=subprocess.PIPE,
+            return await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
                 stdout=stdout,
-                stderr=subprocess.PIPE,
+                stderr=stderr,
                 env=child_environment(config, self._env),
                 cwd=config.cwd,
                 start_new_session=True,
@@ -167,21 +164,30 @@ class StdioTransport:
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[TransportStreams]:
-        stdout, stdout_pipe, child_end = await _stdout_pipe()
+        stdout, stdout_pipe, stdout_end = await _read_pipe(STDOUT_CHUNK)
         try:
-            process = await self._spawn(child_end)
+            stderr, stderr_pipe, stderr_end = await _read_pipe(STDERR_CHUNK)
         except BaseException:
             stdout_pipe.close()
+            os.close(stdout_end)
+            raise
+        try:
+            process = await self._spawn(stdout_end, stderr_end)
+        except BaseException:
+            stdout_pipe.close()
+            stderr_pipe.close()
             raise
         finally:
-            os.close(child_end)
+            os.close(stdout_end)
+            os.close(stderr_end)
+        assert process.stdin is not None
         self.pid = process.pid
         _LIVE_GROUPS.add(process.pid)
         read_stream = StdoutStream(stdout, self.guard, self.exited, self._overflowed)
-        write_stream = StdinStream(stdin_writer(process), self.guard, self.exited)
+        write_stream = StdinStream(process.stdin, self.guard, self.exited)
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._read_stderr, process)
+                tg.start_soon(self._read_stderr, stderr)
                 try:
                     yield read_stream, write_stream
                 finally:
@@ -195,6 +201,7 @@ class StdioTransport:
                     tg.cancel_scope.cancel()
         finally:
             stdout_pipe.close()
+            stderr_pipe.close()
             _LIVE_GROUPS.discard(process.pid)
             self.returncode = process.returncode
             self.exited.set()
@@ -206,35 +213,28 @@ class StdioTransport:
             limit=MAX_MESSAGE_BYTES,
         )
 
-    async def _read_stderr(self, process: Process) -> None:
-        assert process.stderr is not None
+    async def _read_stderr(self, stderr: asyncio.StreamReader) -> None:
         try:
-            async for chunk in process.stderr:
+            while chunk := await stderr.read(STDERR_CHUNK):
                 self.tail.feed(chunk)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
+        except OSError:
             pass
         finally:
             self._stderr_done.set()
 
-    async def _stop(self, process: Process) -> None:
-        """Close stdin, wait the grace, then SIGTERM/SIGKILL the whole group (grandchildren included)."""
+    async def _stop(self, process: asyncio.subprocess.Process) -> None:
+        """Close stdin, wait the grace, then SIGTERM/SIGKILL the whole group (grandchildren included).
+
+        asyncio closes the process transport itself once the child has exited: its only pipe is stdin.
+        """
         from mcp.os.posix.utilities import terminate_posix_process_tree
 
         assert process.stdin is not None
-        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await process.stdin.aclose()
+        process.stdin.close()
         with anyio.move_on_after(self.grace_s if self.graceful() else 0):
             await process.wait()
-        # Always signal the group: a server that exited by itself may have left children behind.
-        await terminate_posix_process_tree(process, TERM_GRACE_S)
+        # Always signal the group: a server that exited by itself may have left children behind. The SDK's
+        # helper reads only ``pid`` (the group id: the child leads its own session) and ``returncode``.
+        await terminate_posix_process_tree(process, TERM_GRACE_S)  # type: ignore[arg-type]
         with anyio.move_on_after(TERM_GRACE_S):
             await process.wait()
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    await stream.aclose()
-        transport = getattr(getattr(process, "_process", None), "_transport", None)
-        close = getattr(transport, "close", None)
-        if callable(close):
-            with contextlib.suppress(PermissionError):
-                close()

@@ -1,9 +1,8 @@
 """The session's read stream for a stdio server: the session's own read loop reads the child's stdout.
 
-A reader task that split stdout into lines and passed each through a memory stream cost every reply a task
-switch (a loop pass) and a stream hand-over. Here ``receive`` reads the pipe itself, so a reply wakes the
-session's read loop directly. Lines still go through the ``UpstreamGuard`` in order; a line over
-``MAX_MESSAGE_BYTES`` ends the stream with the transport's fault set, as the closed pipe of a dead server does.
+A reader task handing lines over a memory stream would cost every reply a task switch; here ``receive`` reads
+the pipe itself, each line still judged in order by the ``UpstreamGuard``, and a line over
+``MAX_MESSAGE_BYTES`` ends the stream as a dead server's closed pipe does.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ from protocol.config import McpServerConfig, StdioServerConfig
 
 if TYPE_CHECKING:
     import httpx2
-    from mcp.client._transport import TransportStreams
+
+    from mcp_runtime._sdk_compat import TransportStreams
 
 STDERR_TAIL_BYTES = 8 * 1024
 MIN_REDACTED_LEN = 4

@@ -1,10 +1,8 @@
-"""Judging each line a stdio MCP server writes before the SDK session sees it (SPEC §1, issue 10 item 7).
+"""Judging each line a stdio MCP server writes before the SDK session sees it (SPEC §1).
 
-The SDK drops a message it cannot validate, so a malformed reply (a bad JSON-RPC shape, a lone surrogate
-escape, invalid UTF-8) left its call waiting out the whole timeout. Here a line that still parses far enough to
-carry the id of a request in flight becomes a JSON-RPC error for that id, marked ``invalidOutput`` with a
-bounded ``detail``: the SDK fails that one call at once. Any other unusable line (not JSON at all, or malformed
-without such an id) is skipped and counted; the connection keeps working.
+The SDK drops a message it cannot validate, which left a call with a malformed reply waiting out its whole
+timeout: a line that still names a request in flight becomes an ``invalidOutput`` error for that call at
+once, and any other unusable line is skipped and counted, the connection kept.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The sealed data dir (SPEC §5): folders 0700, files 0600, and no symlink ever followed inside it.
 
-Every path is walked from a trusted root (the data dir, or the resolved folder of an app's config) one
-component at a time with ``O_NOFOLLOW`` and ``dir_fd``-relative calls, so a planted symlink — the file itself
-or any folder on the way — fails with ``unsafePath`` and nothing is read or written through it. Writes go to
-a fresh temp file (``O_CREAT|O_EXCL``) that is fsynced and renamed over the target; the temp files of a
-killed daemon are removed by :func:`seal` at start.
+Every path is walked from a trusted root one component at a time with ``O_NOFOLLOW`` and ``dir_fd``-relative
+calls, so a planted symlink anywhere on the way is ``unsafePath`` and nothing goes through it; writes are a
+fresh temp file, fsynced and renamed, so nothing is ever half-written.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The app's server store, ``<dataDir>/mcps.json``: atomic, locked, revisioned, never half-written.
 
-Every mutation takes the file lock, re-reads the file if another writer changed it, applies the
-change and replaces the file atomically (temp file, fsync, rename). A file that does not parse is
-never overwritten: the store turns read-only and every operation reports ``storeCorrupted`` until
-the file is fixed (it is re-read whenever it changes on disk).
+Every mutation takes the file lock, re-reads a file another writer changed and replaces it atomically. A file
+that does not parse is never overwritten (it is the user's): the store turns read-only and reports
+``storeCorrupted`` until the file is fixed.
 """
 
 from __future__ import annotations

@@ -1,18 +1,17 @@
-"""The per-thread context archive: where large projections and every result blob live (SPEC §4, §5).
+"""The per-thread context archive, where large projections and every result blob live (SPEC §4, §5): the tool
+call writes it and ``thread/context/read`` pages it back, through the same object.
 
-``<dataDir>/threads/<threadId>.archive/<ref>``, one file per entry: a one-line JSON header (kind, mimeType,
-bytes, sha256) then the stored bytes. An entry is written whole or not at all (temp file, fsync, rename, fsync
-of the folder), so it is as durable as the thread's facts. Folders are 0700 and files 0600; every path is
-opened relative to a folder descriptor with ``O_NOFOLLOW``, so a planted symlink fails with ``unsafePath``
-and nothing is written or read through it. Each thread's archive is capped (256 MiB): after a write, the oldest
-entries are dropped until it fits. Refs sort by creation time, which makes "oldest" a name order.
-
-The methods are blocking file I/O: callers run them off the event loop (``anyio.to_thread``).
+``<dataDir>/threads/<threadId>.archive/<ref>`` holds one entry per file (a one-line JSON header, then the
+stored bytes), written whole or not at all and opened only relative to folder descriptors with
+``O_NOFOLLOW``, so a planted symlink is ``unsafePath`` and nothing goes through it. The methods are blocking
+file I/O: callers run them off the event loop (``anyio.to_thread``).
 """
 
 from __future__ import annotations
 
+import base64
 import errno
+import hashlib
 import json
 import os
 import re
@@ -23,9 +22,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
-from mcp_runtime import Kind, Stored
 from protocol.jsonrpc import AppError
+from protocol.thread import ContextReadResult
 
 ARCHIVE_CAP_BYTES = 256 * 1024 * 1024
 _REF = re.compile(r"ctx_[0-9]{20}_[0-9a-f]{8}")
@@ -33,6 +33,30 @@ _THREAD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _TEMP_PREFIX = ".tmp-"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 _HEADER_MAX = 4096
+
+Kind = Literal["text", "image", "audio", "resource"]
+
+
+@dataclass(frozen=True)
+class Stored:
+    """An archived entry as the projection names it."""
+
+    ref: str
+    kind: Kind
+    mime_type: str | None
+    bytes: int
+    sha256: str
+
+    def view(self) -> dict[str, Any]:
+        """The ``ProjectionRef`` JSON object (``mimeType`` left out when unknown, as the model writes it)."""
+        view: dict[str, Any] = {"ref": self.ref, "kind": self.kind}
+        if self.mime_type is not None:
+            view["mimeType"] = self.mime_type
+        return {**view, "bytes": self.bytes, "sha256": self.sha256}
+
+
+def stored(ref: str, kind: Kind, mime_type: str | None, data: bytes) -> Stored:
+    return Stored(ref, kind, mime_type, len(data), hashlib.sha256(data).hexdigest())
 
 
 @dataclass(frozen=True)
@@ -69,7 +93,11 @@ def whole_characters(data: bytes, limit: int) -> bytes:
 
 
 class ThreadArchive:
-    """Every thread's archive under one ``threads`` folder; safe to use from several worker threads."""
+    """Every thread's archive under one ``threads`` folder; safe to use from several worker threads.
+
+    Each thread's archive is capped: after a write its oldest entries are dropped until it fits (refs sort by
+    creation time, so "oldest" is a name order).
+    """
 
     def __init__(self, directory: Path, cap_bytes: int = ARCHIVE_CAP_BYTES) -> None:
         self.directory = directory
@@ -196,6 +224,20 @@ class ThreadArchive:
             os.fsync(folder)
 
     # ------------------------------------------------------------------ read
+
+    def page(self, thread_id: str, ref: str, offset: int, limit: int) -> ContextReadResult:
+        """``thread/context/read``: a text entry's range as text, a blob's as base64; ``nextOffset`` null at the end."""
+        chunk = self.read(thread_id, ref, offset, limit)
+        end = min(offset, chunk.total) + len(chunk.data)
+        data = chunk.data.decode() if chunk.kind == "text" else base64.b64encode(chunk.data).decode()
+        return ContextReadResult(
+            ref=ref,
+            offset=offset,
+            data=data,
+            next_offset=end if end < chunk.total else None,
+            bytes=chunk.total,
+            mime_type=chunk.mime_type,
+        )
 
     def read(self, thread_id: str, ref: str, offset: int, limit: int) -> Chunk:
         """Bytes ``[offset, offset + limit)`` of an entry (``unknownRef`` when absent or dropped); for a ``text``
