@@ -130,8 +130,8 @@ class ClientConnection:
             return _result_line(request_id, result.body)
         try:
             body = model_json(result)
-        except Exception as exc:
-            log.error("result_not_encodable", connection=self.label, error_type=type(exc).__name__)
+        except Exception:
+            log.error("result_not_encodable", connection=self.label, exc_info=True)
             return error_line(request_id, AppError("internal", "the result could not be encoded"))
         return _result_line(request_id, body)
 

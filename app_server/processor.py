@@ -180,8 +180,8 @@ class Processor:
                 self._handle_request(message["id"], message["method"], message.get("params"), workers, len(line))
         except wire.Rejected as rejected:
             connection.respond_error(rejected.request_id, rejected.error)
-        except Exception as exc:
-            log.error("line_failed", connection=connection.label, error_type=type(exc).__name__)
+        except Exception:
+            log.error("line_failed", connection=connection.label, exc_info=True)
             connection.respond_error(None, AppError("internal", "internal error"))
 
     def _handle_notification(self, method: str, params: Any) -> None:
@@ -240,8 +240,8 @@ class Processor:
             result = handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
         except AppError as exc:
             self.connection.respond_error(request_id, exc)
-        except Exception as exc:
-            log.error("handler_failed", method=method, error_type=type(exc).__name__)
+        except Exception:
+            log.error("handler_failed", method=method, exc_info=True)
             self.connection.respond_error(request_id, AppError("internal", "internal error"))
         else:
             self.connection.respond(request_id, result)
@@ -299,8 +299,8 @@ class Processor:
             result = await handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
         except AppError as exc:
             return error_line(request_id, exc)
-        except Exception as exc:
-            log.error("handler_failed", method=method, error_type=type(exc).__name__)
+        except Exception:
+            log.error("handler_failed", method=method, exc_info=True)
             return error_line(request_id, AppError("internal", "internal error"))
         return self.connection.result_line(request_id, result)
 

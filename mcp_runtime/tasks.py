@@ -45,8 +45,8 @@ class TaskHandle:
         try:
             with self.scope:
                 await func(*args)
-        except Exception as exc:  # one task's bug must not end the daemon's task group
-            log.error("background task failed", task=self.name, error_type=type(exc).__name__)
+        except Exception:  # one task's bug must not end the daemon's task group
+            log.error("background task failed", task=self.name, exc_info=True)
         finally:
             self._done.set()
 
