@@ -186,7 +186,7 @@ class Processor:
 
     def _handle_notification(self, method: str, params: Any) -> None:
         if method == "initialized" and self.connection.initialized:
-            self.daemon.client_initialized(_load_dispatch)
+            self.daemon.client_initialized()
         elif method == "$/cancelRequest":
             target = params.get("id") if isinstance(params, dict) else None
             scope = self.connection.in_flight.get(target) if wire.is_request_id(target) else None
@@ -212,9 +212,6 @@ class Processor:
             return
         if method not in METHODS:
             connection.respond_error(request_id, AppError("methodNotFound", f"unknown method {method[:100]}"))
-            return
-        if method == "mcpServer/list" and (empty := handshake.empty_server_list(params, self.daemon.data_dir)):
-            connection.send_raw(handshake.line({"jsonrpc": "2.0", "id": request_id, "result": empty}))
             return
         configure_logging()
         from app_server.handlers import ROUTES, InlineRoute
@@ -311,14 +308,6 @@ class Processor:
         async with self._write_turn:
             while self.connection.backlog() > REQUEST_BACKLOG:
                 await self.connection.transport.drain()
-
-
-def _load_dispatch() -> None:
-    """The imports of the first dispatched request (models, store, handlers, structlog); run in a worker thread
-    once the client is initialized, so that request finds them loaded."""
-    import structlog  # noqa: F401
-
-    import app_server.handlers  # noqa: F401
 
 
 def _parse(method: str, params: Any) -> Any:

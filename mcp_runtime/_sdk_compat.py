@@ -10,7 +10,6 @@ so an SDK upgrade that moves them fails loudly there instead of quietly at run t
 from __future__ import annotations
 
 import functools
-import gc
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -38,17 +37,13 @@ def _import_client_side() -> None:
 
 
 async def load_sdk() -> None:
-    """Import the SDK's client side in a worker thread (about a second the first time on this machine).
+    """Import the SDK's client side in a worker thread.
 
     Imported inside a start, it would stall the event loop, and with it every status read, while a server
     is already announced as starting; from a worker thread the loop keeps answering.
     """
     if "mcp.client.streamable_http" not in sys.modules:
         await anyio.to_thread.run_sync(_import_client_side)
-        # The daemon's code, models and the SDK are loaded now, and they live as long as the process: a full
-        # collection need never walk them again (one cost a start about 90 ms here; GC time over a
-        # benchmark run halves).
-        gc.freeze()
 
 
 def plain_client() -> type[Client]:
