@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -96,9 +96,10 @@ class Daemon:
     def _configs(self) -> dict[str, McpServerConfig]:
         return {server.name: server.config for server in self.store.list()}
 
-    def client_initialized(self) -> None:
+    def client_initialized(self, load_dispatch: Callable[[], None]) -> None:
         """The first initialized client: the servers enabled in the store now start in their management
-        connections, in the background (``app_server.startup``): no answer waits on them."""
+        connections, in the background (``app_server.startup``, which first runs ``load_dispatch``): no answer
+        waits on them."""
         if self._autostarted or self.tasks is None:
             return
         self._autostarted = True
@@ -108,7 +109,7 @@ class Daemon:
             enabled = []
         from app_server.startup import start_up
 
-        self.spawner.spawn(start_up, self, enabled, name="start-up")
+        self.spawner.spawn(start_up, self, enabled, load_dispatch, name="start-up")
 
     async def config_changed(self, name: str) -> None:
         """A stored config changed: a running management connection is restarted with the new one."""

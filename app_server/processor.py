@@ -186,7 +186,7 @@ class Processor:
 
     def _handle_notification(self, method: str, params: Any) -> None:
         if method == "initialized" and self.connection.initialized:
-            self.daemon.client_initialized()
+            self.daemon.client_initialized(_load_dispatch)
         elif method == "$/cancelRequest":
             target = params.get("id") if isinstance(params, dict) else None
             scope = self.connection.in_flight.get(target) if wire.is_request_id(target) else None
@@ -308,6 +308,11 @@ class Processor:
         async with self._write_turn:
             while self.connection.backlog() > REQUEST_BACKLOG:
                 await self.connection.transport.drain()
+
+
+def _load_dispatch() -> None:
+    """The handlers and what they import (models, store, runtime helpers), loaded in the background at start."""
+    import app_server.handlers  # noqa: F401
 
 
 def _parse(method: str, params: Any) -> Any:

@@ -24,10 +24,11 @@ LOAD_SWITCH_INTERVAL_S = 0.0005
 """GIL switch interval while a worker thread imports: the loop thread gets the GIL back within about this long."""
 
 
-async def start_up(daemon: Daemon, enabled: Sequence[str]) -> None:
-    """Load in a worker thread (the loop keeps answering meanwhile), freeze, then start ``enabled``."""
+async def start_up(daemon: Daemon, enabled: Sequence[str], load_dispatch: Callable[[], None]) -> None:
+    """Load in a worker thread (the loop keeps answering meanwhile) what requests need (``load_dispatch``)
+    and what starting servers needs, freeze, then start ``enabled``."""
     configure_logging()
-    await anyio.to_thread.run_sync(_off_loop, _load_dispatch)
+    await anyio.to_thread.run_sync(_off_loop, load_dispatch)
     if enabled:
         from mcp_runtime import load_sdk
 
@@ -47,11 +48,6 @@ def _off_loop(load: Callable[[], None]) -> None:
         load()
     finally:
         sys.setswitchinterval(previous)
-
-
-def _load_dispatch() -> None:
-    """The handlers and what they import (models, store, runtime helpers)."""
-    import app_server.handlers  # noqa: F401
 
 
 def _load_runtime() -> None:
