@@ -188,6 +188,28 @@ def _closed(properties: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": sorted(properties), "additionalProperties": False}
 
 
+def _error_envelope() -> dict[str, Any]:
+    """The ``error`` member of a failed response; each code goes with its own reasons only."""
+    reasons_of: dict[int, list[str]] = {}
+    for reason, code in sorted(REASON_CODES.items()):
+        reasons_of.setdefault(int(code), []).append(reason)
+    return {
+        "description": "The `error` member of a failed response: `data.reason` says what failed and decides `code`.",
+        "type": "object",
+        "properties": {
+            "code": {"type": "integer"},
+            "message": {"type": "string"},
+            "data": {"type": "object", "properties": {"reason": _ref("ErrorReason")}, "required": ["reason"]},
+        },
+        "required": ["code", "message", "data"],
+        "additionalProperties": False,
+        "oneOf": [
+            {"properties": {"code": {"const": code}, "data": {"properties": {"reason": {"enum": reasons}}}}}
+            for code, reasons in sorted(reasons_of.items())
+        ],
+    }
+
+
 def bundle() -> dict[str, Any]:
     """One document whose root reaches every type: methods, notifications, server requests and error codes."""
     names, defs = _generate()
@@ -206,8 +228,9 @@ def bundle() -> dict[str, Any]:
             "serverRequests": _closed(_pairs(SERVER_REQUESTS, names, "serialization", "validation")),
             "errorReason": _ref("ErrorReason"),
             "errorCodes": _closed(error_codes),
+            "error": _error_envelope(),
         },
-        "required": ["errorCodes", "errorReason", "methods", "notifications", "serverRequests"],
+        "required": ["error", "errorCodes", "errorReason", "methods", "notifications", "serverRequests"],
         "additionalProperties": False,
         "$defs": defs,
     }
