@@ -29,6 +29,8 @@ class Daemon:
     home: Path
     bus: EventBus = field(default_factory=EventBus)
     tasks: TaskGroup | None = None
+    first_answer: anyio.Event = field(default_factory=anyio.Event)
+    """Set once a request has been answered (start-up's background work waits for it)."""
     _autostarted: bool = False
     _logins: OAuthLogins | None = None
     _logins_lock: anyio.Lock = field(default_factory=anyio.Lock)

@@ -118,7 +118,7 @@ class EarlyStdio:
         if not line.strip():
             return True
         try:
-            message = wire.decode(line)
+            message = wire.decode(line, fast=False)
         except wire.Rejected:
             return False
         if message is None:

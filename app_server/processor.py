@@ -213,10 +213,10 @@ class Processor:
         if method not in METHODS:
             connection.respond_error(request_id, AppError("methodNotFound", f"unknown method {method[:100]}"))
             return
-        configure_logging()
-        from app_server.handlers import ROUTES, InlineRoute
+        from app_server.handlers import InlineRoute
+        from app_server.handlers import route as route_of
 
-        route = ROUTES[method]
+        route = route_of(method)
         if isinstance(route, InlineRoute):
             self._run_inline(request_id, method, params, route.handler)
             return
@@ -242,6 +242,7 @@ class Processor:
             self.connection.respond_error(request_id, AppError("internal", "internal error"))
         else:
             self.connection.respond(request_id, result)
+        self.daemon.first_answer.set()
 
     def _initialize(self, request_id: RequestId, params: Any) -> None:
         connection = self.connection
@@ -281,6 +282,7 @@ class Processor:
                 # The only request in flight has no other answer to share a write with: it leaves at once.
                 connection.send_raw(line, now=len(connection.in_flight) == 1)
                 answered = True
+                self.daemon.first_answer.set()
                 await connection.transport.drain()
         finally:
             if not answered:
@@ -311,8 +313,10 @@ class Processor:
 
 
 def _load_dispatch() -> None:
-    """The handlers and what they import (models, store, runtime helpers), loaded in the background at start."""
-    import app_server.handlers  # noqa: F401
+    """Every handler module and what it imports (models, runtime helpers), loaded in the background at start."""
+    from app_server.handlers import load_all
+
+    load_all()
 
 
 def _parse(method: str, params: Any) -> Any:

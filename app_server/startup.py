@@ -20,13 +20,17 @@ from app_server.logs import configure as configure_logging
 if TYPE_CHECKING:
     from app_server.daemon import Daemon
 
+QUIET_S = 0.25
+"""Start-up's background work waits for the first answer, or this long without one (a host that asks nothing)."""
 LOAD_SWITCH_INTERVAL_S = 0.0005
 """GIL switch interval while a worker thread imports: the loop thread gets the GIL back within about this long."""
 
 
 async def start_up(daemon: Daemon, enabled: Sequence[str], load_dispatch: Callable[[], None]) -> None:
-    """Load in a worker thread (the loop keeps answering meanwhile) what requests need (``load_dispatch``)
-    and what starting servers needs, freeze, then start ``enabled``."""
+    """Once the host's first request is answered: load in a worker thread (the loop keeps answering meanwhile)
+    what requests need (``load_dispatch``) and what starting servers needs, freeze, then start ``enabled``."""
+    with anyio.move_on_after(QUIET_S):
+        await daemon.first_answer.wait()
     configure_logging()
     await anyio.to_thread.run_sync(_off_loop, load_dispatch)
     if enabled:

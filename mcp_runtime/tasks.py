@@ -11,10 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-import structlog
 from anyio.abc import TaskGroup
-
-log = structlog.get_logger("mcp_runtime.tasks")
 
 
 class TaskHandle:
@@ -46,7 +43,9 @@ class TaskHandle:
             with self.scope:
                 await func(*args)
         except Exception:  # one task's bug must not end the daemon's task group
-            log.error("background task failed", task=self.name, exc_info=True)
+            import structlog  # not on the start-up path: the daemon spawns its first task before it loads
+
+            structlog.get_logger("mcp_runtime.tasks").error("background task failed", task=self.name, exc_info=True)
         finally:
             self._done.set()
 

@@ -287,3 +287,34 @@ def test_a_file_as_stdin_is_served_to_its_end(data_dir: Path, tmp_path: Path, st
     answers = [json.loads(line) for line in output.read_bytes().splitlines() if line.strip()]
     assert sorted(answer["id"] for answer in answers) == [1, 2, 3, 4]
     assert all("result" in answer for answer in answers)
+
+
+STARTUP = "mcpServer/startupStatus/updated"
+
+
+def _store_of(data_dir: Path, names: list[str]) -> None:
+    with running_daemon(data_dir) as first:
+        first.initialize()
+        for name in names:
+            first.request("mcpServer/create", {"name": name, "config": fixture_config(description=f"server {name}")})
+
+
+def test_the_first_list_of_a_populated_store_is_answered_before_autostart_begins(data_dir: Path) -> None:
+    names = ["a", "b", "c", "d"]
+    _store_of(data_dir, names)
+    with running_daemon(data_dir) as daemon:
+        daemon.request("initialize", CLIENT)
+        daemon.send_raw(INITIALIZED + _request("first", "mcpServer/list"))
+        first = daemon.wait_for(lambda m: m.get("id") == "first" or m.get("method") == STARTUP, consume=False)
+        assert first.get("id") == "first", "autostart began before the host's first answer"
+        assert [server["name"] for server in daemon.wait_response("first")["result"]["data"]] == names
+        for name in names:
+            daemon.wait_notification(STARTUP, lambda p, n=name: (p["name"], p["status"]) == (n, "ready"), timeout=90)
+
+
+def test_autostart_begins_when_the_host_asks_nothing_after_initialized(data_dir: Path) -> None:
+    _store_of(data_dir, ["quiet"])
+    with running_daemon(data_dir) as daemon:
+        daemon.initialize()
+        ready = daemon.wait_notification(STARTUP, lambda p: p["status"] == "ready", timeout=60)
+        assert ready["name"] == "quiet"
