@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import signal
 import socket
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskStatus
 
-from app_server import options
+from app_server import collector, options
 from app_server.logs import get_logger
 
 if TYPE_CHECKING:
@@ -36,16 +36,15 @@ def use_uvloop(choice: str) -> bool:
     return choice == "auto" and importlib.util.find_spec("uvloop") is not None
 
 
-def main(argv: Sequence[str] | None = None, early: EarlyStdio | None = None) -> int:
-    """``early``: the stdio lines ``app_server.early`` served from this same command line, if it did."""
-    try:
-        args = options.parse(argv)
-    except options.UsageError as refused:
-        refused.report()
+def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
+    """Run the parsed command line (``app_server.options``); ``early``: the stdio lines ``app_server.early``
+    served, if it did."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from app_server.logs import set_level
 
     set_level(args.log_level)
+    if args.command is not None:
+        collector.resume()
     if args.command == "generate-json-schema":
         from protocol.schema_export import write_schemas
 
@@ -92,6 +91,7 @@ async def _serve(
     from app_server.daemon import Daemon
     from app_server.listener import serve as serve_socket
     from app_server.processor import Processor
+    from app_server.startup import load
     from app_server.transport import Transport
 
     daemon = Daemon(data_dir=data_dir, env=env, home=Path(env.get("HOME") or Path.home()))
@@ -113,6 +113,7 @@ async def _serve(
             if listen is not None:
                 path, listener = listen
                 await tasks.start(serve_socket, daemon, listener, path, processors)
+            daemon.spawner.spawn(load, daemon, _load_dispatch, name="start-up")
             tasks.start_soon(main_processor.serve)
             tasks.start_soon(_stop_when_set, main_processor.input_ended, stop)
             await stop.wait()
@@ -133,6 +134,13 @@ async def _serve(
             with anyio.CancelScope(shield=True):
                 await _close_runtime(daemon)
     log.info("stopped")
+
+
+def _load_dispatch() -> None:
+    """Every handler module and what it imports (models, runtime helpers), loaded by start-up in the background."""
+    from app_server.handlers import load_all
+
+    load_all()
 
 
 async def _close_runtime(daemon: Daemon) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -30,7 +30,11 @@ class Daemon:
     bus: EventBus = field(default_factory=EventBus)
     tasks: TaskGroup | None = None
     first_answer: anyio.Event = field(default_factory=anyio.Event)
-    """Set once a request has been answered (start-up's background work waits for it)."""
+    """Set once a request has been answered (start-up's loading waits for it)."""
+    loaded: anyio.Event = field(default_factory=anyio.Event)
+    """Set once start-up has loaded every handler (and the MCP SDK when servers are autostarted)."""
+    autostart: list[str] = field(default_factory=list)
+    """The servers enabled when the first client was initialized, started once start-up has loaded."""
     _autostarted: bool = False
     _logins: OAuthLogins | None = None
     _logins_lock: anyio.Lock = field(default_factory=anyio.Lock)
@@ -98,20 +102,20 @@ class Daemon:
     def _configs(self) -> dict[str, McpServerConfig]:
         return {server.name: server.config for server in self.store.list()}
 
-    def client_initialized(self, load_dispatch: Callable[[], None]) -> None:
+    def client_initialized(self) -> None:
         """The first initialized client: the servers enabled in the store now start in their management
-        connections, in the background (``app_server.startup``, which first runs ``load_dispatch``): no answer
-        waits on them."""
+        connections once start-up has loaded (``app_server.startup``), in the background: no answer waits."""
         if self._autostarted or self.tasks is None:
             return
         self._autostarted = True
         try:
-            enabled = [server.name for server in self.store.list() if server.config.enabled]
+            self.autostart = [server.name for server in self.store.list() if server.config.enabled]
         except AppError:  # a store that cannot be read starts nothing; every store request reports why
-            enabled = []
-        from app_server.startup import start_up
+            return
+        if self.autostart:
+            from app_server.startup import autostart
 
-        self.spawner.spawn(start_up, self, enabled, load_dispatch, name="start-up")
+            self.spawner.spawn(autostart, self, self.autostart, name="autostart")
 
     async def config_changed(self, name: str) -> None:
         """A stored config changed: a running management connection is restarted with the new one."""

@@ -8,14 +8,15 @@ wake-up pipe, so the hand-over stops it without it taking a byte meant for the l
 
 from __future__ import annotations
 
+import argparse
 import os
 import select
 import signal
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-from app_server import handshake, options, wire
+from app_server import collector, handshake, options, wire
 
 STDIN = 0
 STDOUT = 1
@@ -156,14 +157,9 @@ def _send(data: bytes) -> bool:
     return True
 
 
-def begin(argv: Sequence[str], env: Mapping[str, str]) -> EarlyStdio | None:
+def begin(args: argparse.Namespace, env: Mapping[str, str]) -> EarlyStdio | None:
     """Serve the first stdio lines when the command line serves on stdio alone (``--listen`` and the
-    subcommands go the ordinary way, as does a command line the parser refuses: ``cli`` reports it) and
-    stdin is one ``select`` can wait on."""
-    try:
-        args = options.parse(argv)
-    except options.UsageError:
-        return None
+    subcommands go the ordinary way) and stdin is one ``select`` can wait on."""
     if args.command is not None or args.listen is not None:
         return None
     try:
@@ -177,7 +173,12 @@ def begin(argv: Sequence[str], env: Mapping[str, str]) -> EarlyStdio | None:
 
 def launch() -> int:
     """The program (``python -m app_server`` and the ``mcp-app-server`` script)."""
-    early = begin(sys.argv[1:], os.environ)
+    collector.pause()
+    try:
+        args = options.parse(sys.argv[1:])
+    except options.UsageError as refused:
+        refused.report()
+    early = begin(args, os.environ)
     from app_server.cli import main
 
-    return main(early=early)
+    return main(args, early)

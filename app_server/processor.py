@@ -186,7 +186,7 @@ class Processor:
 
     def _handle_notification(self, method: str, params: Any) -> None:
         if method == "initialized" and self.connection.initialized:
-            self.daemon.client_initialized(_load_dispatch)
+            self.daemon.client_initialized()
         elif method == "$/cancelRequest":
             target = params.get("id") if isinstance(params, dict) else None
             scope = self.connection.in_flight.get(target) if wire.is_request_id(target) else None
@@ -310,13 +310,6 @@ class Processor:
         async with self._write_turn:
             while self.connection.backlog() > REQUEST_BACKLOG:
                 await self.connection.transport.drain()
-
-
-def _load_dispatch() -> None:
-    """Every handler module and what it imports (models, runtime helpers), loaded in the background at start."""
-    from app_server.handlers import load_all
-
-    load_all()
 
 
 def _parse(method: str, params: Any) -> Any:
