@@ -86,7 +86,7 @@ async def _serve(
     early: EarlyStdio | None,
     event_loop: str,
 ) -> None:
-    """Serve until stdin ends or a signal arrives, then stop within 5 s: settle, close MCP, flush."""
+    """Serve until stdin ends or a signal arrives, then stop within SPEC §1's bound: settle, close MCP, flush."""
     from app_server.connection import ClientConnection
     from app_server.daemon import Daemon
     from app_server.listener import serve as serve_socket

@@ -62,8 +62,8 @@ def _id_json(request_id: RequestId | None) -> bytes:
 
 
 def _result_line(request_id: RequestId, body: bytes) -> bytes:
-    """Joined, not ``%``-formatted: ``bytes % (big,)`` over-allocates and shrinks a fresh buffer, which costs
-    ~0.4 ms of mmap and page faults for a 750 KB body (``join`` sizes it once: ~20 µs)."""
+    """Joined, not ``%``-formatted: ``bytes % (big,)`` over-allocates and shrinks a fresh buffer, which for a large
+    body costs page faults that ``join`` (sized once) does not."""
     return b"".join((b'{"jsonrpc":"2.0","id":', _id_json(request_id), b',"result":', body, b"}\n"))
 
 

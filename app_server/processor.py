@@ -69,12 +69,9 @@ class _Parked:
 
 
 class _Workers:
-    """Long-lived tasks in the connection's task group that run its awaited requests.
-
-    Handing a request to a parked worker costs an event; spawning a task per request cost anyio a task handle,
-    an event and a cancel scope (about 40 µs here, a tenth of a fast tool call). Workers are added while every
-    one is busy, so there are never more than the most requests that were in flight at once (``MAX_IN_FLIGHT``).
-    """
+    """Long-lived tasks in the connection's task group that run its awaited requests: handing a request to a parked
+    worker costs an event, where a task per request costs anyio a task handle, an event and a cancel scope.
+    Workers are added while every one is busy, so there are never more than ``MAX_IN_FLIGHT``."""
 
     def __init__(self, tasks: anyio.abc.TaskGroup, run: Callable[[_Job], Awaitable[None]]) -> None:
         self._tasks = tasks

@@ -88,11 +88,10 @@ def is_request_id(value: Any) -> bool:
 def parse(line: bytes, fast: bool = True) -> Any:
     """The JSON value of ``line``; ``Rejected`` (``-32700``) for anything that is not strict JSON.
 
-    ``fast``: orjson takes the common line (strict like the checks below: no NaN, no Infinity or 1e999, valid UTF-8
-    without lone surrogates); a line it refuses gets the standard parser, which says precisely what is wrong or
-    accepts what orjson alone refuses (a lone surrogate escape, answered later with its own error). Integers
-    past 64 bits would come back from orjson as floats, so a line with a long digit run skips it. The start-up
-    reader reads without it (its import would delay the ``initialize`` answer)."""
+    ``fast``: orjson, as strict as the standard parser, takes the common line; the standard parser says what is
+    wrong with the rest, or accepts what orjson alone refuses (a lone surrogate escape, or an integer past 64 bits,
+    which a line with a long digit run is kept from). The start-up reader goes without orjson, whose import would
+    delay the ``initialize`` answer."""
     deep = too_deep(line)
     if fast and not deep and _LONG_DIGIT_RUN not in line.translate(_DIGITS_AS_ZERO):
         import orjson
