@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import os
 import signal
@@ -75,6 +76,7 @@ def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
     safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
     uvloop = use_uvloop(args.event_loop)
     loop_name = "uvloop" if uvloop else "asyncio"
+    sys.stdout = sys.stderr  # stdout carries protocol only: whatever else prints (a library, a logger) goes to stderr
     anyio.run(_serve, data_dir, env, listen, early, loop_name, backend_options={"use_uvloop": uvloop})
     return 0
 
@@ -98,7 +100,13 @@ async def _serve(
     prefix = early.handover() if early is not None else b""
     stdio = await Transport.stdio(prefix, input_ended=early is not None and early.ended)
     main_processor = Processor(daemon, ClientConnection("stdio", stdio))
-    log.info("serving", event_loop=event_loop, initialize_answered_early=early is not None and early.client is not None)
+
+    @functools.cache
+    def announce() -> None:
+        """Once start-up's loading begins (logging is set up then), or at the latest when the daemon stops."""
+        answered_early = early is not None and early.client is not None
+        log.info("serving", event_loop=event_loop, initialize_answered_early=answered_early)
+
     processors = {main_processor}
     closing = False
     try:
@@ -113,7 +121,7 @@ async def _serve(
             if listen is not None:
                 path, listener = listen
                 await tasks.start(serve_socket, daemon, listener, path, processors)
-            daemon.spawner.spawn(load, daemon, _load_dispatch, name="start-up")
+            daemon.spawner.spawn(load, daemon, _load_dispatch, announce, name="start-up")
             tasks.start_soon(main_processor.serve)
             tasks.start_soon(_stop_when_set, main_processor.input_ended, stop)
             await stop.wait()
@@ -133,6 +141,7 @@ async def _serve(
         if not closing:
             with anyio.CancelScope(shield=True):
                 await _close_runtime(daemon)
+    announce()
     log.info("stopped")
 
 

@@ -120,6 +120,12 @@ def get_logger(name: str) -> LazyLogger:
     return LazyLogger(name)
 
 
+def configure_if_loaded() -> None:
+    """Configure once anything has imported structlog (a handler module of the runtime), before it can log."""
+    if not _configured and "structlog" in sys.modules:
+        _configure()
+
+
 def configure() -> None:
     """Configure logging now, before code that logs through structlog or stdlib directly (mcp_runtime, the SDK)
     runs: unconfigured structlog would print to stdout, which carries only protocol."""

@@ -13,7 +13,7 @@ from app_server.connection import REQUEST_BACKLOG, ClientConnection, error_line
 from app_server.daemon import Daemon, RequestContext
 from app_server.lines import TOO_LARGE, read_lines
 from app_server.logs import configure as configure_logging
-from app_server.logs import get_logger
+from app_server.logs import configure_if_loaded, get_logger
 from mcp_runtime import MAX_MESSAGE_BYTES
 from protocol.catalog import METHODS, RETIRED
 from protocol.jsonrpc import AppError, RequestId, validation_errors
@@ -214,6 +214,7 @@ class Processor:
         from app_server.handlers import route as route_of
 
         route = route_of(method)
+        configure_if_loaded()
         if isinstance(route, InlineRoute):
             self._run_inline(request_id, method, params, route.handler)
             return

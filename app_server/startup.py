@@ -24,12 +24,14 @@ LOAD_SWITCH_INTERVAL_S = 0.0005
 """GIL switch interval while a worker thread imports: the loop thread gets the GIL back within about this long."""
 
 
-async def load(daemon: Daemon, load_dispatch: Callable[[], None]) -> None:
-    """Started with the daemon: after the first answer, load in a worker thread (the loop keeps answering
-    meanwhile) every handler (``load_dispatch``) and, when servers are to be autostarted, the MCP SDK."""
+async def load(daemon: Daemon, load_dispatch: Callable[[], None], announce: Callable[[], None]) -> None:
+    """Started with the daemon: after the first answer, set up logging and ``announce`` the daemon, then load in a
+    worker thread (the loop keeps answering meanwhile) every handler (``load_dispatch``) and, when servers are to
+    be autostarted, the MCP SDK."""
     with anyio.move_on_after(QUIET_S):
         await daemon.first_answer.wait()
     configure_logging()
+    announce()
     try:
         await anyio.to_thread.run_sync(_off_loop, load_dispatch)
         if daemon.autostart:

@@ -318,3 +318,16 @@ def test_autostart_begins_when_the_host_asks_nothing_after_initialized(data_dir:
         daemon.initialize()
         ready = daemon.wait_notification(STARTUP, lambda p: p["status"] == "ready", timeout=60)
         assert ready["name"] == "quiet"
+
+
+def test_a_first_request_that_loads_the_runtime_logs_json_on_stderr_only(data_dir: Path) -> None:
+    """Logging is set up once start-up's loading begins; a first request that loads (and logs from) the runtime
+    before that still leaves stdout to the protocol (the client checks every line) and stderr to JSON lines."""
+    with running_daemon(data_dir) as daemon:
+        daemon.request("initialize", CLIENT)
+        thread = {"mcpServers": {"gone": {"command": "no-such-cmd"}}}
+        daemon.send_raw(INITIALIZED + _request("t", "thread/start", thread))
+        assert "thread" in daemon.wait_response("t", timeout=60)["result"]
+        daemon.wait_notification(STARTUP, lambda p: p["status"] == "failed", timeout=60)
+    lines = [line for line in daemon.stderr().splitlines() if line.strip()]
+    assert [json.loads(line)["event"] for line in lines].count("serving") == 1
