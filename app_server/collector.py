@@ -1,10 +1,8 @@
 """The garbage-collector policy: CPython's default thresholds, paused while start-up loads, then one freeze.
 
-Start-up creates what lives as long as the process (modules, models, the MCP SDK when servers are enabled): a
-collection then frees nothing and walks everything, so the collector waits until that is loaded. Then
-``gc.freeze()`` moves it out of the collector's reach for good (no full collection walks it again; the little
-garbage start-up left is kept with it, which costs less than a full collection's pause), and the collector runs
-with CPython's default thresholds.
+What start-up loads (modules, models, the MCP SDK when servers are enabled) lives as long as the process, so a
+collection then would walk it all and free nothing. Once it is loaded, ``gc.freeze()`` puts it out of every later
+collection's reach, with the little garbage start-up left (cheaper than a full collection's pause).
 """
 
 from __future__ import annotations
