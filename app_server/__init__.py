@@ -1,3 +1,5 @@
 """The daemon: JSON-RPC over stdio (and Unix sockets), dispatching the catalog to the MCP runtime."""
 
-__version__ = "0.1.0"
+from protocol.constants import VERSION as __version__
+
+__all__ = ["__version__"]

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import gc
+import functools
 import importlib.util
 import os
 import signal
 import socket
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskStatus
 
-from app_server import __version__
+from app_server import collector, options
 from app_server.logs import get_logger
 
 if TYPE_CHECKING:
@@ -30,83 +29,39 @@ CLOSE_S = 2.0
 """Shutdown: time for MCP connections to close before left-over process groups are killed."""
 FLUSH_S = 2.0
 """Shutdown: time for connections to flush their last output, while the MCP connections close."""
-EVENT_LOOPS = ("auto", "asyncio")
-YOUNG_COLLECTION_THRESHOLD = 10_000
-"""Container allocations (net of frees) between two young-generation collections (CPython's default: 700).
-
-Nearly everything a request or a server start allocates (parsed JSON, the SDK's copies of a listing) is freed by
-reference counting, not by the collector. At 700, a burst of 16 server starts ran about a hundred collections
-and, in most bursts, a full pass over every live catalog: 7-22 ms of the daemon's 120-170 ms of CPU. At 10,000
-the burst ends 20-40 ms sooner here. Ended MCP sessions, which only a full collection frees, are collected
-right after they end (``mcp_runtime._collector``); without that, 100 restarts of 8 servers grew RSS by 29 MiB.
-"""
 
 
 def use_uvloop(choice: str) -> bool:
-    """uvloop runs each loop pass in C: about 30 µs less CPU per wake-up here, 4-9% of a sequential tool call's.
-    It is not built for Windows, where ``auto`` is asyncio's own loop."""
+    """uvloop runs each loop pass in C, less CPU per wake-up; it is not built for Windows, where ``auto`` is
+    asyncio's own loop."""
     return choice == "auto" and importlib.util.find_spec("uvloop") is not None
 
 
-def default_data_dir(env: dict[str, str]) -> Path:
-    """``MCP_APP_SERVER_HOME``, else ``$XDG_DATA_HOME/mcp-app-server``, else ``~/.local/share/mcp-app-server``."""
-    if env.get("MCP_APP_SERVER_HOME"):
-        return Path(env["MCP_APP_SERVER_HOME"])
-    if env.get("XDG_DATA_HOME"):
-        return Path(env["XDG_DATA_HOME"]) / "mcp-app-server"
-    return Path(env.get("HOME") or Path.home()) / ".local" / "share" / "mcp-app-server"
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcp-app-server", description=__doc__)
-    parser.add_argument("--data-dir", type=Path, help="where mcps.json, threads and credentials live")
-    parser.add_argument("--listen", metavar="unix:PATH", help="also accept client connections on a Unix socket")
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    parser.add_argument("--transports", metavar="stdio,http", help="the MCP transports this deployment allows")
-    parser.add_argument("--stdio-sandbox", metavar="JSON", help="argv prefix (JSON list) for every stdio server")
-    parser.add_argument(
-        "--event-loop",
-        default="auto",
-        choices=EVENT_LOOPS,
-        help="auto: uvloop where it is installed, else asyncio's own loop",
-    )
-    parser.add_argument("--version", action="version", version=f"mcp-app-server {__version__}")
-    commands = parser.add_subparsers(dest="command")
-    schema = commands.add_parser("generate-json-schema", help="write the protocol's JSON Schema files")
-    schema.add_argument("--out", type=Path, required=True)
-    typescript = commands.add_parser("generate-ts", help="write the protocol's TypeScript bindings (index.ts)")
-    typescript.add_argument("--out", type=Path, required=True)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None, early: EarlyStdio | None = None) -> int:
-    """``early``: the stdio lines ``app_server.early`` served from this same command line, if it did."""
-    args = _parser().parse_args(argv)
+def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
+    """Run the parsed command line (``app_server.options``); ``early``: the stdio lines ``app_server.early``
+    served, if it did."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from app_server.logs import set_level
 
     set_level(args.log_level)
+    if args.command is not None:
+        collector.resume()
     if args.command == "generate-json-schema":
         from protocol.schema_export import write_schemas
 
-        write_schemas(args.out)
+        write_schemas(Path(args.out))
         return 0
     if args.command == "generate-ts":
         from protocol.ts_export import write_typescript
 
-        write_typescript(args.out)
+        write_typescript(Path(args.out))
         return 0
     from mcp_runtime import ConfigPolicy, set_policy  # no pydantic: initialize is answered before any model loads
 
-    try:
-        set_policy(ConfigPolicy.from_options(args.transports, args.stdio_sandbox))
-    except ValueError as exc:
-        _parser().error(str(exc))
+    set_policy(ConfigPolicy(args.transports, args.stdio_sandbox))
     listen: tuple[Path, socket.socket] | None = None
     if args.listen is not None:
-        if not args.listen.startswith("unix:") or len(args.listen) <= len("unix:"):
-            _parser().error("--listen takes unix:PATH")
-        path = Path(args.listen[len("unix:") :]).absolute()
+        path = Path(args.listen).absolute()
         from app_server.listener import SocketRefused, bind
 
         try:
@@ -115,16 +70,13 @@ def main(argv: Sequence[str] | None = None, early: EarlyStdio | None = None) -> 
             print(f"mcp-app-server: --listen refused: {refused}", file=sys.stderr)
             return 2
     env = dict(os.environ)
-    if early is not None:
-        data_dir = Path(early.data_dir)  # what its initialize answer named (the same path: a test checks)
-    else:
-        data_dir = (args.data_dir or default_data_dir(env)).expanduser().absolute()
+    data_dir = Path(options.data_dir(args.data_dir, env))
     from mcp_runtime import safe_fs
 
     safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
-    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
     uvloop = use_uvloop(args.event_loop)
     loop_name = "uvloop" if uvloop else "asyncio"
+    sys.stdout = sys.stderr  # stdout carries protocol only: whatever else prints (a library, a logger) goes to stderr
     anyio.run(_serve, data_dir, env, listen, early, loop_name, backend_options={"use_uvloop": uvloop})
     return 0
 
@@ -136,18 +88,25 @@ async def _serve(
     early: EarlyStdio | None,
     event_loop: str,
 ) -> None:
-    """Serve until stdin ends or a signal arrives, then stop within 5 s: settle, close MCP, flush."""
+    """Serve until stdin ends or a signal arrives, then stop within SPEC §1's bound: settle, close MCP, flush."""
     from app_server.connection import ClientConnection
     from app_server.daemon import Daemon
     from app_server.listener import serve as serve_socket
     from app_server.processor import Processor
+    from app_server.startup import load
     from app_server.transport import Transport
 
     daemon = Daemon(data_dir=data_dir, env=env, home=Path(env.get("HOME") or Path.home()))
     prefix = early.handover() if early is not None else b""
     stdio = await Transport.stdio(prefix, input_ended=early is not None and early.ended)
     main_processor = Processor(daemon, ClientConnection("stdio", stdio))
-    log.info("serving", event_loop=event_loop, gc_threshold=gc.get_threshold())
+
+    @functools.cache
+    def announce() -> None:
+        """Once start-up's loading begins (logging is set up then), or at the latest when the daemon stops."""
+        answered_early = early is not None and early.client is not None
+        log.info("serving", event_loop=event_loop, initialize_answered_early=answered_early)
+
     processors = {main_processor}
     closing = False
     try:
@@ -162,6 +121,7 @@ async def _serve(
             if listen is not None:
                 path, listener = listen
                 await tasks.start(serve_socket, daemon, listener, path, processors)
+            daemon.spawner.spawn(load, daemon, _load_dispatch, announce, name="start-up")
             tasks.start_soon(main_processor.serve)
             tasks.start_soon(_stop_when_set, main_processor.input_ended, stop)
             await stop.wait()
@@ -181,7 +141,15 @@ async def _serve(
         if not closing:
             with anyio.CancelScope(shield=True):
                 await _close_runtime(daemon)
+    announce()
     log.info("stopped")
+
+
+def _load_dispatch() -> None:
+    """Every handler module and what it imports (models, runtime helpers), loaded by start-up in the background."""
+    from app_server.handlers import load_all
+
+    load_all()
 
 
 async def _close_runtime(daemon: Daemon) -> None:

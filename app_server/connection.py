@@ -62,8 +62,8 @@ def _id_json(request_id: RequestId | None) -> bytes:
 
 
 def _result_line(request_id: RequestId, body: bytes) -> bytes:
-    """Joined, not ``%``-formatted: ``bytes % (big,)`` over-allocates and shrinks a fresh buffer, which costs
-    ~0.4 ms of mmap and page faults for a 750 KB body (``join`` sizes it once: ~20 µs)."""
+    """Joined, not ``%``-formatted: ``bytes % (big,)`` over-allocates and shrinks a fresh buffer, which for a large
+    body costs page faults that ``join`` (sized once) does not."""
     return b"".join((b'{"jsonrpc":"2.0","id":', _id_json(request_id), b',"result":', body, b"}\n"))
 
 
@@ -130,8 +130,8 @@ class ClientConnection:
             return _result_line(request_id, result.body)
         try:
             body = model_json(result)
-        except Exception as exc:
-            log.error("result_not_encodable", connection=self.label, error_type=type(exc).__name__)
+        except Exception:
+            log.error("result_not_encodable", connection=self.label, exc_info=True)
             return error_line(request_id, AppError("internal", "the result could not be encoded"))
         return _result_line(request_id, body)
 

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
-from anyio.abc import TaskGroup, TaskStatus
+from anyio.abc import TaskGroup
 
 from app_server.connection import ClientConnection
 from app_server.events import EventBus
-from protocol.jsonrpc import RequestId
+from protocol.jsonrpc import AppError, RequestId
 
 if TYPE_CHECKING:
     from app_server.threads import ThreadRegistry
@@ -30,6 +29,12 @@ class Daemon:
     home: Path
     bus: EventBus = field(default_factory=EventBus)
     tasks: TaskGroup | None = None
+    first_answer: anyio.Event = field(default_factory=anyio.Event)
+    """Set once a request has been answered (start-up's loading waits for it)."""
+    loaded: anyio.Event = field(default_factory=anyio.Event)
+    """Set once start-up has loaded every handler (and the MCP SDK when servers are autostarted)."""
+    autostart: list[str] = field(default_factory=list)
+    """The servers enabled when the first client was initialized, started once start-up has loaded."""
     _autostarted: bool = False
     _logins: OAuthLogins | None = None
     _logins_lock: anyio.Lock = field(default_factory=anyio.Lock)
@@ -38,16 +43,23 @@ class Daemon:
         """The OAuth login coordinator; it runs in a daemon-owned task so a login outlives its request."""
         async with self._logins_lock:
             if self._logins is None:
-                assert self.tasks is not None, "the daemon is not serving"
-                self._logins = await self.tasks.start(self._run_logins)
+                opened = anyio.Event()
+                self.spawner.spawn(self._run_logins, opened, name="oauth-logins")
+                await opened.wait()
+            if self._logins is None:
+                raise AppError("internal", "the login coordinator could not start")
         return self._logins
 
-    async def _run_logins(self, *, task_status: TaskStatus[OAuthLogins]) -> None:
+    async def _run_logins(self, opened: anyio.Event) -> None:
         from mcp_runtime import OAuthLogins
 
-        async with OAuthLogins(self.data_dir) as logins:
-            task_status.started(logins)
-            await anyio.sleep_forever()
+        try:
+            async with OAuthLogins(self.data_dir) as logins:
+                self._logins = logins
+                opened.set()
+                await anyio.sleep_forever()
+        finally:
+            opened.set()
 
     @cached_property
     def store(self) -> ConfigStore:
@@ -90,26 +102,20 @@ class Daemon:
     def _configs(self) -> dict[str, McpServerConfig]:
         return {server.name: server.config for server in self.store.list()}
 
-    def client_initialized(self, prepare: Callable[[], None]) -> None:
-        """The first initialized client: load what requests need (``prepare``, in a worker thread), then start
-        the servers enabled now in their management connections, all in the background: no answer waits."""
+    def client_initialized(self) -> None:
+        """The first initialized client: the servers enabled in the store now start in their management
+        connections once start-up has loaded (``app_server.startup``), in the background: no answer waits."""
         if self._autostarted or self.tasks is None:
             return
         self._autostarted = True
-        from app_server.handshake import stored_enabled_names
-        from mcp_runtime import MAX_CONFIG_BYTES
+        try:
+            self.autostart = [server.name for server in self.store.list() if server.config.enabled]
+        except AppError:  # a store that cannot be read starts nothing; every store request reports why
+            return
+        if self.autostart:
+            from app_server.startup import autostart
 
-        enabled = stored_enabled_names(self.data_dir, MAX_CONFIG_BYTES)
-        self.tasks.start_soon(self._start_enabled, prepare, enabled)
-
-    async def _start_enabled(self, prepare: Callable[[], None], enabled: frozenset[str]) -> None:
-        from app_server.logs import configure
-
-        await anyio.to_thread.run_sync(_warm, prepare)
-        configure()
-        if enabled and self.store.corruption is None:
-            await anyio.to_thread.run_sync(_warm, _import_manager)
-            await self.manager.start_enabled(enabled)
+            self.spawner.spawn(autostart, self, self.autostart, name="autostart")
 
     async def config_changed(self, name: str) -> None:
         """A stored config changed: a running management connection is restarted with the new one."""
@@ -138,25 +144,6 @@ class Daemon:
             await self.threads.aclose()
         if "manager" in self.__dict__:
             await self.manager.aclose()
-
-
-WARM_SWITCH_INTERVAL_S = 0.0005
-"""GIL switch interval while a worker thread imports: the loop thread gets the GIL back within about this long."""
-
-
-def _warm(load: Callable[[], None]) -> None:
-    """Run imports in this worker thread; the event loop keeps answering meanwhile (it waits at most the
-    lowered switch interval for the GIL the importing thread holds)."""
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(min(previous, WARM_SWITCH_INTERVAL_S))
-    try:
-        load()
-    finally:
-        sys.setswitchinterval(previous)
-
-
-def _import_manager() -> None:
-    from mcp_runtime import McpClientManager  # noqa: F401  (imports the MCP SDK)
 
 
 @dataclass(frozen=True)

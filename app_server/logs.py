@@ -10,6 +10,9 @@ import sys
 from collections.abc import MutableMapping
 from typing import Any
 
+MAX_CHAINED = 16
+"""Exceptions of one chain (causes, contexts, a group's members) written out at most."""
+
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 """The stdlib levels (``logging`` itself is imported with structlog, after ``initialize``)."""
 _level = _LEVELS["info"]
@@ -23,6 +26,37 @@ def _redact(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[
         if key != "event" and any(part in key.lower() for part in _SENSITIVE_PARTS):
             event[key] = "***"
     return event
+
+
+def _traceback(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """``exc_info`` as ``exception``: the calls and the exception types, without the messages, which may quote
+    what a client or a server sent (a token in a URL, a config value) and so never reach a log line."""
+    exc_info = event.pop("exc_info", None)
+    if exc_info is True:
+        exc_info = sys.exc_info()
+    error = exc_info if isinstance(exc_info, BaseException) else exc_info[1] if exc_info else None
+    if error is not None:
+        event["exception"] = "\n".join(_chain(error, set()))
+    return event
+
+
+def _chain(error: BaseException, seen: set[int]) -> list[str]:
+    import traceback
+
+    if id(error) in seen or len(seen) >= MAX_CHAINED:
+        return []
+    seen.add(id(error))
+    lines: list[str] = []
+    if error.__cause__ is not None:
+        lines += [*_chain(error.__cause__, seen), "The above exception was the direct cause of:"]
+    elif error.__context__ is not None and not error.__suppress_context__:
+        lines += [*_chain(error.__context__, seen), "During handling of the above exception, another occurred:"]
+    lines.append("Traceback (most recent call last):")
+    lines += [frame.rstrip("\n") for frame in traceback.format_list(traceback.extract_tb(error.__traceback__))]
+    lines.append(f"{type(error).__module__}.{type(error).__qualname__}")
+    for member in getattr(error, "exceptions", ()):
+        lines += _chain(member, seen)
+    return lines
 
 
 def set_level(level: str) -> None:
@@ -41,7 +75,7 @@ def _configure() -> None:
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         _redact,
-        structlog.processors.format_exc_info,
+        _traceback,
     ]
     structlog.configure(
         processors=[*shared, structlog.processors.JSONRenderer()],
@@ -84,6 +118,12 @@ class LazyLogger:
 
 def get_logger(name: str) -> LazyLogger:
     return LazyLogger(name)
+
+
+def configure_if_loaded() -> None:
+    """Configure once anything has imported structlog (a handler module of the runtime), before it can log."""
+    if not _configured and "structlog" in sys.modules:
+        _configure()
 
 
 def configure() -> None:

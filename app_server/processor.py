@@ -13,7 +13,7 @@ from app_server.connection import REQUEST_BACKLOG, ClientConnection, error_line
 from app_server.daemon import Daemon, RequestContext
 from app_server.lines import TOO_LARGE, read_lines
 from app_server.logs import configure as configure_logging
-from app_server.logs import get_logger
+from app_server.logs import configure_if_loaded, get_logger
 from mcp_runtime import MAX_MESSAGE_BYTES
 from protocol.catalog import METHODS, RETIRED
 from protocol.jsonrpc import AppError, RequestId, validation_errors
@@ -69,12 +69,9 @@ class _Parked:
 
 
 class _Workers:
-    """Long-lived tasks in the connection's task group that run its awaited requests.
-
-    Handing a request to a parked worker costs an event; spawning a task per request cost anyio a task handle,
-    an event and a cancel scope (about 40 µs here, a tenth of a fast tool call). Workers are added while every
-    one is busy, so there are never more than the most requests that were in flight at once (``MAX_IN_FLIGHT``).
-    """
+    """Long-lived tasks in the connection's task group that run its awaited requests: handing a request to a parked
+    worker costs an event, where a task per request costs anyio a task handle, an event and a cancel scope.
+    Workers are added while every one is busy, so there are never more than ``MAX_IN_FLIGHT``."""
 
     def __init__(self, tasks: anyio.abc.TaskGroup, run: Callable[[_Job], Awaitable[None]]) -> None:
         self._tasks = tasks
@@ -180,13 +177,13 @@ class Processor:
                 self._handle_request(message["id"], message["method"], message.get("params"), workers, len(line))
         except wire.Rejected as rejected:
             connection.respond_error(rejected.request_id, rejected.error)
-        except Exception as exc:
-            log.error("line_failed", connection=connection.label, error_type=type(exc).__name__)
+        except Exception:
+            log.error("line_failed", connection=connection.label, exc_info=True)
             connection.respond_error(None, AppError("internal", "internal error"))
 
     def _handle_notification(self, method: str, params: Any) -> None:
         if method == "initialized" and self.connection.initialized:
-            self.daemon.client_initialized(_load_dispatch)
+            self.daemon.client_initialized()
         elif method == "$/cancelRequest":
             target = params.get("id") if isinstance(params, dict) else None
             scope = self.connection.in_flight.get(target) if wire.is_request_id(target) else None
@@ -213,13 +210,11 @@ class Processor:
         if method not in METHODS:
             connection.respond_error(request_id, AppError("methodNotFound", f"unknown method {method[:100]}"))
             return
-        if method == "mcpServer/list" and (empty := handshake.empty_server_list(params, self.daemon.data_dir)):
-            connection.send_raw(handshake.line({"jsonrpc": "2.0", "id": request_id, "result": empty}))
-            return
-        configure_logging()
-        from app_server.handlers import ROUTES, InlineRoute
+        from app_server.handlers import InlineRoute
+        from app_server.handlers import route as route_of
 
-        route = ROUTES[method]
+        route = route_of(method)
+        configure_if_loaded()
         if isinstance(route, InlineRoute):
             self._run_inline(request_id, method, params, route.handler)
             return
@@ -240,11 +235,12 @@ class Processor:
             result = handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
         except AppError as exc:
             self.connection.respond_error(request_id, exc)
-        except Exception as exc:
-            log.error("handler_failed", method=method, error_type=type(exc).__name__)
+        except Exception:
+            log.error("handler_failed", method=method, exc_info=True)
             self.connection.respond_error(request_id, AppError("internal", "internal error"))
         else:
             self.connection.respond(request_id, result)
+        self.daemon.first_answer.set()
 
     def _initialize(self, request_id: RequestId, params: Any) -> None:
         connection = self.connection
@@ -284,6 +280,7 @@ class Processor:
                 # The only request in flight has no other answer to share a write with: it leaves at once.
                 connection.send_raw(line, now=len(connection.in_flight) == 1)
                 answered = True
+                self.daemon.first_answer.set()
                 await connection.transport.drain()
         finally:
             if not answered:
@@ -299,8 +296,8 @@ class Processor:
             result = await handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
         except AppError as exc:
             return error_line(request_id, exc)
-        except Exception as exc:
-            log.error("handler_failed", method=method, error_type=type(exc).__name__)
+        except Exception:
+            log.error("handler_failed", method=method, exc_info=True)
             return error_line(request_id, AppError("internal", "internal error"))
         return self.connection.result_line(request_id, result)
 
@@ -311,14 +308,6 @@ class Processor:
         async with self._write_turn:
             while self.connection.backlog() > REQUEST_BACKLOG:
                 await self.connection.transport.drain()
-
-
-def _load_dispatch() -> None:
-    """The imports of the first dispatched request (models, store, handlers, structlog); run in a worker thread
-    once the client is initialized, so that request finds them loaded."""
-    import structlog  # noqa: F401
-
-    import app_server.handlers  # noqa: F401
 
 
 def _parse(method: str, params: Any) -> Any:

@@ -50,7 +50,8 @@ class Transport:
 
     @classmethod
     async def stdio(cls, prefix: bytes = b"", input_ended: bool = False) -> Transport:
-        """stdin/stdout as non-blocking pipes; plain blocking I/O when they are files or terminals.
+        """stdin/stdout as non-blocking pipes; plain blocking I/O when they are files or terminals. The process's
+        own stdout (``sys.__stdout__``): ``sys.stdout`` is stderr while the daemon serves (``app_server.cli``).
 
         ``prefix``: stdin bytes read before the event loop ran (``app_server.early``), received first;
         ``input_ended``: stdin reached its end then, so it is not read again."""
@@ -64,11 +65,11 @@ class Transport:
                 reader = stream
             except (ValueError, OSError):
                 pass
-        if _watchable(sys.stdout.fileno()):
-            _widen_pipe(sys.stdout.fileno())
+        if _watchable(sys.__stdout__.fileno()):
+            _widen_pipe(sys.__stdout__.fileno())
             try:
                 transport, protocol = await loop.connect_write_pipe(
-                    lambda: asyncio.streams.FlowControlMixin(loop), sys.stdout.buffer
+                    lambda: asyncio.streams.FlowControlMixin(loop), sys.__stdout__.buffer
                 )
                 writer = asyncio.StreamWriter(transport, protocol, None, loop)
             except (ValueError, OSError):
@@ -94,7 +95,7 @@ class Transport:
         """Queue ``data`` for the write at the end of this loop pass; ``now``: nothing else is coming, write it
         (with whatever is queued) at once."""
         if self._writer is None:
-            os.write(sys.stdout.fileno(), data)
+            os.write(sys.__stdout__.fileno(), data)
         elif not self._writer.is_closing():
             if now and not self._pending:
                 self._writer.write(data)  # no flush scheduled: a no-op callback would cost the loop a pass

@@ -13,8 +13,6 @@ import operator
 import re
 from typing import Any
 
-import orjson
-
 from protocol.jsonrpc import AppError, RequestId
 
 MAX_DEPTH = 128
@@ -87,15 +85,17 @@ def is_request_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def parse(line: bytes) -> Any:
+def parse(line: bytes, fast: bool = True) -> Any:
     """The JSON value of ``line``; ``Rejected`` (``-32700``) for anything that is not strict JSON.
 
-    orjson takes the common line (strict like the checks below: no NaN, no Infinity or 1e999, valid UTF-8
-    without lone surrogates); a line it refuses gets the standard parser, which says precisely what is wrong or
-    accepts what orjson alone refuses (a lone surrogate escape, answered later with its own error). Integers
-    past 64 bits would come back from orjson as floats, so a line with a long digit run skips it."""
+    ``fast``: orjson, as strict as the standard parser, takes the common line; the standard parser says what is
+    wrong with the rest, or accepts what orjson alone refuses (a lone surrogate escape, or an integer past 64 bits,
+    which a line with a long digit run is kept from). The start-up reader goes without orjson, whose import would
+    delay the ``initialize`` answer."""
     deep = too_deep(line)
-    if not deep and _LONG_DIGIT_RUN not in line.translate(_DIGITS_AS_ZERO):
+    if fast and not deep and _LONG_DIGIT_RUN not in line.translate(_DIGITS_AS_ZERO):
+        import orjson
+
         try:
             return orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -112,12 +112,13 @@ def parse(line: bytes) -> Any:
         raise _parse_error("nesting too deep" if isinstance(exc, RecursionError) else str(exc)[:200]) from None
 
 
-def decode(line: bytes) -> dict[str, Any] | None:
-    """A request, notification or response message; None for a notification that is silently dropped.
+def decode(line: bytes, fast: bool = True) -> dict[str, Any] | None:
+    """A request, notification or response message; None for a notification that is silently dropped
+    (``fast``: as for ``parse``).
 
     Guarantees: ``method`` (when present) is a UTF-8-clean string, ``id`` (when present) a clean string
     or integer; a response (no method) carries ``result`` or ``error``."""
-    message = parse(line)
+    message = parse(line, fast)
     if not isinstance(message, dict):
         raise Rejected(AppError("invalidRequest", "a message must be a JSON object"))
     method = message.get("method")

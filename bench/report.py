@@ -18,8 +18,9 @@ Row = tuple[str, str, str, str, bool]
 
 def _rows(d: dict[str, Any], t: dict[str, Any], m: dict[str, Any], th: dict[str, Any]) -> list[Row]:
     return [
-        ("spawn → first mcpServer/list", f"{d['first_list_ms']} ms", f"asyncio echo {d['echo_first_list_ms']} ms",
-         f"≤ 1.5x ({d['first_list_ratio']}x)", d["first_list_ratio"] <= 1.5),
+        (f"spawn → first mcpServer/list, {d['stored_servers']} servers in the store", f"{d['first_list_ms']} ms",
+         f"asyncio echo {d['echo_first_list_ms']} ms", f"≤ {d['first_list_budget_ratio']}x ({d['first_list_ratio']}x)",
+         d["first_list_ratio"] <= d["first_list_budget_ratio"]),
         ("spawn → initialize", f"{d['initialize_ms']} ms", f"asyncio echo {d['echo_initialize_ms']} ms",
          "≤ 1.0x echo", d["initialize_ms"] <= d["echo_initialize_ms"]),
         ("mcpServer/list round trip", f"{d['list_round_trip_us']} µs", f"asyncio echo {d['echo_round_trip_us']} µs",

@@ -23,7 +23,8 @@ from bench.tool_call import FIXTURE
 from scripts.smoke.fixtures.launch import http_fixture
 
 HTTP_SERVERS = 8
-"""Restarted together: an ended session is freed only by a garbage collection (``mcp_runtime._collector``)."""
+"""Restarted together: an ended session is left as reference cycles that only the collector frees, so RSS growth
+over the restarts shows whether its policy (``app_server.collector``) keeps up."""
 
 HOSTILE = [
     b"[" * 982 + b"]" * 982,

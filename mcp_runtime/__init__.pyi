@@ -1,5 +1,6 @@
 # The public surface of mcp_runtime, and its only list: `__init__.py` loads these names lazily from this stub
 # (lazy_loader), so `import mcp_runtime` stays cheap and the MCP SDK loads only when a name that needs it is used.
+from ._sdk_compat import load_sdk as load_sdk
 from .apps import plan_import as plan_import
 from .apps import sync_app as sync_app
 from .config.edits import normalized as normalized

@@ -10,7 +10,6 @@ upgrade that moves one fails there, by name, instead of quietly in a session.
 from __future__ import annotations
 
 import functools
-import gc
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -57,10 +56,6 @@ async def load_sdk() -> None:
     and every status read with it, while a server is already announced as starting."""
     if "mcp.client.streamable_http" not in sys.modules:
         await anyio.to_thread.run_sync(_import_client_side)
-        # The daemon's code, models and the SDK are loaded now, and they live as long as the process: a full
-        # collection need never walk them again (one cost a start about 90 ms here; GC time over a
-        # benchmark run halves).
-        gc.freeze()
 
 
 def plain_client() -> type[Client]:

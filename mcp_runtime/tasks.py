@@ -11,10 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-import structlog
 from anyio.abc import TaskGroup
-
-log = structlog.get_logger("mcp_runtime.tasks")
 
 
 class TaskHandle:
@@ -45,8 +42,10 @@ class TaskHandle:
         try:
             with self.scope:
                 await func(*args)
-        except Exception as exc:  # one task's bug must not end the daemon's task group
-            log.error("background task failed", task=self.name, error_type=type(exc).__name__)
+        except Exception:  # one task's bug must not end the daemon's task group
+            import structlog  # not on the start-up path: the daemon spawns its first task before it loads
+
+            structlog.get_logger("mcp_runtime.tasks").error("background task failed", task=self.name, exc_info=True)
         finally:
             self._done.set()
 

@@ -13,14 +13,13 @@ from pydantic_core import PydanticCustomError
 from typing_extensions import TypeAliasType
 
 from protocol.base import WireModel
+from protocol.constants import TRANSPORTS
 
 ToolLoading = Literal["eager", "deferred", "auto"]
 ProtocolMode = Literal["auto", "2026-07-28", "2025-11-25"]
 OAuthGrant = Literal["authorizationCode", "clientCredentials"]
 AppName = Literal["claude", "claudeDesktop", "codex", "gemini", "cursor", "vscode"]
 APP_NAMES: tuple[AppName, ...] = ("claude", "claudeDesktop", "codex", "gemini", "cursor", "vscode")
-TransportName = Literal["stdio", "http"]
-TRANSPORTS: tuple[TransportName, ...] = ("stdio", "http")
 
 
 class AppTargets(WireModel):

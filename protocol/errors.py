@@ -14,7 +14,7 @@ from pydantic import Field
 from typing_extensions import TypeAliasType
 
 from protocol.base import OpenModel
-from protocol.config import TransportName
+from protocol.constants import TransportName
 from protocol.elicitation import ValidationIssue
 from protocol.jsonrpc import REASON_CODES
 

@@ -1,11 +1,14 @@
 """A small JSON-lines client that drives the real daemon as a subprocess (or over its Unix socket).
 
 Messages are read by a background thread into a list guarded by a condition, so tests wait for a
-specific response, notification or server request with a bounded timeout instead of sleeping.
+specific response, notification or server request with a bounded timeout instead of sleeping. Every message read
+is checked against the published JSON Schema (a response against its method's result, remembered by id), and a
+message that does not conform fails the test that waits next, and at the latest the one that closes the client.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -14,16 +17,89 @@ import subprocess
 import sys
 import threading
 import time
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
+
+import jsonschema_rs
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT = 20.0
 DAEMON_COMMAND_ENV = "MCP_APP_SERVER_TEST_DAEMON"
 """A JSON argv that replaces the checkout's daemon (an installed wheel's script, the bundle): the same checks then
 run against the shipped artifact, which gets no ``PYTHONPATH`` pointing at the checkout."""
+BUNDLE = ROOT / "schemas" / "protocol.schema.json"
+
+
+class Conformance:
+    """The published schema's validators, each compiled once (per process) for the type it checks."""
+
+    def __init__(self, bundle: dict[str, Any]) -> None:
+        self._defs = bundle["$defs"]
+        tables = bundle["properties"]
+        pairs = tables["methods"]["properties"]
+        self.results = {method: pair["properties"]["result"]["$ref"] for method, pair in pairs.items()}
+        requests = tables["serverRequests"]["properties"]
+        self.server_requests = {method: pair["properties"]["params"]["$ref"] for method, pair in requests.items()}
+        self.notifications = {method: ref["$ref"] for method, ref in tables["notifications"]["properties"].items()}
+        error_member = tables["envelopes"]["properties"]["errorResponse"]["$ref"]
+        self.error = self._compile({"$ref": error_member})
+        self.codes = {reason: schema["const"] for reason, schema in tables["errorCodes"]["properties"].items()}
+
+    def _compile(self, schema: dict[str, Any]) -> Any:
+        return jsonschema_rs.validator_for({**schema, "$defs": self._defs}, validate_formats=False, offline=True)
+
+    @functools.cache  # noqa: B019  (one instance per process, kept for its life)
+    def of(self, ref: str) -> Any:
+        return self._compile({"$ref": ref})
+
+    def problem(self, message: dict[str, Any], method_of: Callable[[Any], str | None]) -> str | None:
+        """Why ``message`` (as the daemon sent it) is not what the schema publishes, or None."""
+        if "__unparsable__" in message:
+            return f"not a JSON line: {message['__unparsable__'][:200]!r}"
+        if message.get("jsonrpc") != "2.0":
+            return "no jsonrpc 2.0"
+        method = message.get("method")
+        if method is not None:
+            table = self.server_requests if "id" in message else self.notifications
+            if method not in table:
+                return f"{method} is not a published {'server request' if 'id' in message else 'notification'}"
+            return self._check(table[method], message.get("params"), method)
+        if "id" not in message or ("result" in message) == ("error" in message):
+            return "a response needs an id and exactly one of result and error"
+        sent = method_of(message["id"])
+        if "error" in message:
+            if problem := self._errors(self.error, message, "error response"):
+                return problem
+            error = message["error"]
+            code = self.codes[error["data"]["reason"]]
+            reason = error["data"]["reason"]
+            return None if error["code"] == code else f"error code {error['code']} with reason {reason}"
+        if sent is None:
+            return f"a result for id {message['id']!r}, which no request sent here used"
+        return self._check(self.results[sent], message["result"], f"{sent} result")
+
+    def _check(self, ref: str, instance: Any, what: str) -> str | None:
+        return self._errors(self.of(ref), instance, f"{what} ({ref.removeprefix('#/$defs/')})")
+
+    @staticmethod
+    def _errors(validator: Any, instance: Any, what: str) -> str | None:
+        if validator.is_valid(instance):
+            return None
+        found = [f"{'/'.join(map(str, e.instance_path)) or '(root)'}: {e.message[:300]}"
+                 for e in validator.iter_errors(instance)][:5]  # fmt: skip
+        return f"{what} does not conform: " + "; ".join(found)
+
+
+@functools.cache
+def conformance() -> Conformance:
+    return Conformance(json.loads(BUNDLE.read_text()))
+
+
+class NonConforming(AssertionError):
+    """The daemon sent a message the published schema does not allow."""
 
 
 class DaemonError(Exception):
@@ -46,22 +122,59 @@ class JsonLinesClient:
         self._ids = itertools.count(1)
         self._messages: list[dict[str, Any]] = []
         self._cond = threading.Condition()
+        self._sent: defaultdict[tuple[str, Any], deque[str]] = defaultdict(deque)
+        self.nonconforming: list[str] = []
         self.eof = False
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
     def _read(self) -> None:
+        checks = conformance()
         for line in self._reader:
             try:
                 message = json.loads(line)
             except ValueError:
                 message = {"__unparsable__": line.decode(errors="replace")}
             with self._cond:
+                problem = checks.problem(message, self._method_of)
+                if problem is not None:
+                    self.nonconforming.append(problem)
                 self._messages.append(message)
                 self._cond.notify_all()
         with self._cond:
             self.eof = True
             self._cond.notify_all()
+
+    @staticmethod
+    def _key(request_id: Any) -> tuple[str, Any] | None:
+        """Ids as the daemon tells them apart (``1`` is not ``"1"``, nor ``true``); None for one it refuses."""
+        valid = isinstance(request_id, str) or type(request_id) is int
+        return (type(request_id).__name__, request_id) if valid else None
+
+    def _method_of(self, request_id: Any) -> str | None:
+        """The method of the oldest request sent with this id and not yet answered (called under the lock)."""
+        sent = self._sent.get(self._key(request_id))
+        return sent.popleft() if sent else None
+
+    def _remember(self, data: bytes) -> None:
+        """The method of every request in ``data``, by id, for checking its result."""
+        for line in data.splitlines():
+            try:
+                message = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(message, dict) and isinstance(message.get("method"), str):
+                key = self._key(message.get("id"))
+                if key is not None:
+                    with self._cond:
+                        self._sent[key].append(message["method"])
+
+    def assert_conforming(self) -> None:
+        """Raise if the daemon has sent anything the published schema does not allow."""
+        with self._cond:
+            problems = list(self.nonconforming)
+        if problems:
+            raise NonConforming("\n".join(["the daemon sent messages that do not conform:", *problems[:10]]))
 
     def join(self, timeout: float = 10.0) -> None:
         """Wait for the reader thread to see end of input."""
@@ -71,6 +184,7 @@ class JsonLinesClient:
         self.send_raw(json.dumps(message).encode() + b"\n")
 
     def send_raw(self, data: bytes) -> None:
+        self._remember(data)
         self._writer.write(data)
         self._writer.flush()
 
@@ -88,6 +202,9 @@ class JsonLinesClient:
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
+                if self.nonconforming:
+                    raise NonConforming("\n".join(["the daemon sent messages that do not conform:",
+                                                    *self.nonconforming[:10]]))  # fmt: skip
                 for index, message in enumerate(self._messages):
                     if predicate(message):
                         if consume:
@@ -181,12 +298,15 @@ class Daemon(JsonLinesClient):
             except BrokenPipeError:
                 pass
         try:
-            return self.process.wait(timeout)
+            code = self.process.wait(timeout)
         finally:
             if self.process.poll() is None:
                 self.process.kill()
                 self.process.wait()
             self._stderr.close()
+        self.join()
+        self.assert_conforming()
+        return code
 
 
 @contextmanager
@@ -212,3 +332,4 @@ def unix_client(path: Path) -> Iterator[JsonLinesClient]:
         writer.close()
         reader.close()
         sock.close()
+    client.assert_conforming()

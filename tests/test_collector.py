@@ -1,45 +1,36 @@
-"""The collection after ended sessions: the ends of a burst share one."""
+"""The collector policy: off while start-up loads, then one freeze and CPython's default thresholds."""
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
+import json
+from pathlib import Path
 
-import anyio
+from app_server import collector
+from tests.daemon_client import running_daemon
+from tests.fixtures import fixture_config
 
-from mcp_runtime.session.collector import EndedSessions
-from mcp_runtime.tasks import Spawner
 
-
-@contextmanager
-def _full_collections_only_when_asked() -> Iterator[list[int]]:
-    """Automatic collection off; yields the list the generation-2 collections are counted in."""
-    seen: list[int] = []
-
-    def callback(phase: str, info: dict[str, int]) -> None:
-        if phase == "stop" and info["generation"] == 2:
-            seen.append(info["collected"])
-
-    gc.callbacks.append(callback)
-    gc.disable()
+def test_what_start_up_loaded_is_frozen_and_the_collector_runs_again() -> None:
+    thresholds = gc.get_threshold()
+    collector.pause()
     try:
-        yield seen
+        assert not gc.isenabled()
+        frozen = collector.freeze_loaded()
+        assert gc.isenabled() and frozen == gc.get_freeze_count() > 0
+        assert gc.get_threshold() == thresholds
     finally:
+        gc.unfreeze()
         gc.enable()
-        gc.callbacks.remove(callback)
 
 
-def test_a_burst_of_ends_shares_one_collection() -> None:
-    ended = EndedSessions()
-
-    async def main() -> None:
-        async with anyio.create_task_group() as tg:
-            spawner = Spawner(tg)
-            for _ in range(16):
-                ended.ended(spawner)
-            await ended.collected()
-
-    with _full_collections_only_when_asked() as seen:
-        anyio.run(main)
-    assert len(seen) == 1
+def test_the_daemon_freezes_once_start_up_has_loaded_the_sdk_for_autostart(data_dir: Path) -> None:
+    with running_daemon(data_dir) as first:
+        first.initialize()
+        first.request("mcpServer/create", {"name": "fx", "config": fixture_config()})
+    with running_daemon(data_dir) as daemon:
+        daemon.initialize()
+        daemon.wait_notification("mcpServer/startupStatus/updated", lambda p: p["status"] == "ready", timeout=60)
+        lines = [json.loads(line) for line in daemon.stderr().splitlines() if line.startswith("{")]
+    [loaded] = [line for line in lines if line["event"] == "loaded"]
+    assert loaded["frozen_objects"] > 0

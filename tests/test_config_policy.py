@@ -237,11 +237,16 @@ def test_redacted_values_are_restored_from_the_stored_config() -> None:
 
 
 def test_policy_options() -> None:
+    from app_server import options
     from mcp_runtime.config.policy import ConfigPolicy
 
-    default = ConfigPolicy.from_options(None, None)
+    def policy_of(*argv: str) -> ConfigPolicy:
+        args = options.parse(argv)
+        return ConfigPolicy(args.transports, args.stdio_sandbox)
+
+    default = policy_of()
     assert default.transports == {"stdio", "http"} and default.stdio_sandbox == ()
-    policy = ConfigPolicy.from_options(" stdio ", '["bwrap", "--die-with-parent"]')
+    policy = policy_of("--transports", " stdio ", "--stdio-sandbox", '["bwrap", "--die-with-parent"]')
     config = parse_server_config("a", {"command": "node", "args": ["s.js"]})
     assert policy.stdio_argv(config) == ["bwrap", "--die-with-parent", "node", "s.js"]
     policy.check_transport(config, "a")
@@ -250,10 +255,11 @@ def test_policy_options() -> None:
     assert (err.value.reason, err.value.code, err.value.details) == (
         "transportNotAllowed", -32012, {"transport": "http", "name": "w"},
     )  # fmt: skip
-    bad = [("sse", None), (",", None), (None, "{"), (None, "[]"), (None, '"bwrap"'), (None, "[1]")]
-    for transports, sandbox in bad:
-        with pytest.raises(ValueError):
-            ConfigPolicy.from_options(transports, sandbox)
+    bad = [("--transports", "sse"), ("--transports", ","), ("--stdio-sandbox", "{"), ("--stdio-sandbox", "[]"),
+           ("--stdio-sandbox", '"bwrap"'), ("--stdio-sandbox", "[1]")]  # fmt: skip
+    for argv in bad:
+        with pytest.raises(options.UsageError):
+            options.parse(argv)
 
 
 _ENV_NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,11}", fullmatch=True)

@@ -6,7 +6,8 @@ import inspect
 
 import pytest
 
-from app_server.handlers import ROUTES
+from app_server.handlers import MODULES, load_all
+from app_server.handlers import route as route_of
 from app_server.handlers.registry import (
     CONNECTION_METHODS,
     AwaitedRoute,
@@ -17,6 +18,8 @@ from app_server.handlers.registry import (
 )
 from protocol.catalog import METHODS, RETIRED
 from protocol.server import ServerListParams, ServerNameParams
+
+ROUTES = load_all()
 
 
 def test_every_catalog_method_has_exactly_its_catalog_model_and_a_handler():
@@ -58,3 +61,20 @@ def test_a_catalog_method_without_a_handler_fails_the_check():
     with pytest.raises(RegistrationError, match="thread/read"):
         check_complete(partial)
     check_complete(ROUTES)
+
+
+def test_a_method_loads_its_handler_module_only() -> None:
+    """A host's first list does not wait for the thread, app and OAuth handlers to import."""
+    import subprocess
+    import sys
+
+    from tests.daemon_client import ROOT
+
+    code = (
+        "import sys; from app_server.handlers import route; route('mcpServer/list'); "
+        "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('app_server.handlers.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["['paging',", "'registry',", "'servers']"]
+    assert route_of("thread/start").handler.__module__ == "app_server.handlers.threads"
+    assert {ROUTES[name].handler.__module__.rsplit(".", 1)[1] for name in ROUTES} == set(MODULES)

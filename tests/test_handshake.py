@@ -1,4 +1,4 @@
-"""The pydantic-free initialize path must agree with the catalog's models."""
+"""The pydantic-free ``initialize`` answer agrees with the catalog's models, and autostart follows ``initialized``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from app_server import handshake
@@ -67,33 +69,38 @@ def test_unknown_capabilities_are_ignored_on_both_paths() -> None:
     assert model.capabilities is not None and model.capabilities.opt_out_notification_methods is None
 
 
-def test_quick_result_is_a_valid_initialize_result() -> None:
-    result = handshake.result(
-        version="0.1.0", protocol_version="x", client=("app", "1"), data_dir="/d", methods=["m"], notifications=["n"]
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
+_IDS = st.integers(min_value=-(2**70), max_value=2**70) | _TEXT
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    request_id=_IDS,
+    name=_TEXT.filter(bool),
+    version=_TEXT,
+    data_dir=st.text(max_size=20) | st.text(max_size=5).map(lambda path: path + "\udcff"),  # undecodable bytes
+)
+def test_the_initialize_line_is_the_catalog_result_as_the_connection_writes_it(
+    request_id: int | str, name: str, version: str, data_dir: str
+) -> None:
+    """The pydantic-free answer is byte for byte the ``InitializeResult`` model's, as ``ClientConnection`` writes
+    a model result (a data dir that is not valid Unicode included)."""
+    from app_server.connection import compact, model_json
+    from protocol.catalog import METHODS, NOTIFICATIONS
+    from protocol.constants import NAME, PROTOCOL_VERSION, VERSION
+
+    model = InitializeResult.model_validate(
+        {
+            "serverInfo": {"name": NAME, "version": VERSION},
+            "protocolVersion": PROTOCOL_VERSION,
+            "userAgent": f"{NAME}/{VERSION} ({name}/{version})",
+            "dataDir": data_dir,
+            "methods": sorted(set(METHODS) - {"initialize"}),
+            "notifications": sorted(NOTIFICATIONS),
+        }
     )
-    assert InitializeResult.model_validate(result).model_dump(mode="json") == result
-
-
-def test_empty_store_list_agrees_with_the_store_and_the_model(tmp_path: Path) -> None:
-    from mcp_runtime import ConfigStore
-    from mcp_runtime.storage.store import STORE_FILE
-    from protocol.server import ServerListResult
-
-    assert handshake.STORE_FILE == STORE_FILE
-    quick = handshake.empty_server_list({}, tmp_path)
-    assert quick is not None and ConfigStore(tmp_path).list() == []
-    assert ServerListResult(data=[]).model_dump(mode="json", exclude_none=True) == quick
-    assert handshake.empty_server_list(None, tmp_path) == quick
-    assert handshake.empty_server_list({"limit": 1}, tmp_path) is None  # params the model must judge
-    (tmp_path / STORE_FILE).write_text('{"version": 1, "mcpServers": {}}')
-    assert handshake.empty_server_list({}, tmp_path) is None  # a store file: the store answers
-
-
-def test_policy_transports_match_the_protocol() -> None:
-    from mcp_runtime.config.policy import TRANSPORTS
-    from protocol.config import TRANSPORTS as PROTOCOL_TRANSPORTS
-
-    assert TRANSPORTS == PROTOCOL_TRANSPORTS
+    written = b'{"jsonrpc":"2.0","id":' + compact(request_id) + b',"result":' + model_json(model) + b"}\n"
+    assert handshake.initialize_line(request_id, (name, version), data_dir) == written
 
 
 def test_autostart_waits_for_initialized_and_starts_the_servers_enabled_then(tmp_path: Path) -> None:

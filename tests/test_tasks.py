@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from structlog.testing import capture_logs
 
 from mcp_runtime import Spawner
 
@@ -28,17 +29,21 @@ async def test_cancel_and_wait_ends_only_that_task() -> None:
     assert other.done
 
 
-async def test_a_failing_task_does_not_end_the_group() -> None:
+async def test_a_failing_task_does_not_end_the_group_and_logs_its_traceback() -> None:
     async def boom() -> None:
         raise RuntimeError("bug")
 
-    async with anyio.create_task_group() as tg:
-        spawner = Spawner(tg)
-        failed = spawner.spawn(boom, name="boom")
-        await failed.wait()
-        survivor = spawner.spawn(anyio.sleep, 0, name="after")
-        await survivor.wait()
+    with capture_logs() as logged:
+        async with anyio.create_task_group() as tg:
+            spawner = Spawner(tg)
+            failed = spawner.spawn(boom, name="boom")
+            await failed.wait()
+            survivor = spawner.spawn(anyio.sleep, 0, name="after")
+            await survivor.wait()
     assert failed.done and survivor.done
+    assert [(entry["event"], entry["task"], entry["exc_info"]) for entry in logged] == [
+        ("background task failed", "boom", True)
+    ]
 
 
 async def test_cancelled_before_it_runs() -> None:

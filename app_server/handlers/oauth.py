@@ -48,8 +48,7 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
         )
 
     def on_done(success: bool, error: ErrorInfo | None) -> None:
-        assert daemon.tasks is not None
-        daemon.tasks.start_soon(complete, success, error)
+        daemon.spawner.spawn(complete, success, error, name=f"oauth-completed:{params.name}")
 
     started = await logins.start(
         params.name,

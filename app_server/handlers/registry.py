@@ -87,3 +87,8 @@ def check_complete(routes: dict[str, Route]) -> None:
 def routes() -> dict[str, Route]:
     """The registrations made so far (a copy)."""
     return dict(_routes)
+
+
+def registered(name: str) -> Route | None:
+    """The route registered for ``name`` so far, if any."""
+    return _routes.get(name)

@@ -18,14 +18,13 @@ from mcp_runtime.session.state import ConnectionState, dump
 from mcp_runtime.session.stdio import StdioTransport
 from mcp_runtime.session.transport import StderrTail, build_transport
 from protocol.config import McpServerConfig
+from protocol.constants import NAME, VERSION
 
 if TYPE_CHECKING:
     import httpx2
     from mcp import Client
 
 MODES = {"auto": "auto", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
-CLIENT_NAME = "mcp-app-server"
-CLIENT_VERSION = "0.1.0"
 
 
 def open_client(
@@ -52,7 +51,7 @@ def open_client(
         read_timeout_seconds=config.tool_timeout_ms / 1000,
         message_handler=on_message,
         elicitation_callback=elicitation,
-        client_info=Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
+        client_info=Implementation(name=NAME, version=VERSION),
         cache=None,
     )
     return client, transport

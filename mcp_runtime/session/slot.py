@@ -17,7 +17,6 @@ import structlog
 
 from mcp_runtime.events import EventSink
 from mcp_runtime.session import requests as _requests
-from mcp_runtime.session.collector import ENDED_SESSIONS
 from mcp_runtime.session.connect import handshake, is_modern, open_client
 from mcp_runtime.session.errors import classify_session_failure, exit_description
 from mcp_runtime.session.listen import ListenStream
@@ -209,7 +208,6 @@ class SessionSlot:
                 )
         finally:
             self._client = None
-            ENDED_SESSIONS.ended(self._spawner)
         self._finish(error)
 
     async def _serve(self, client: Client, scope: anyio.CancelScope) -> None:

@@ -15,8 +15,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from filelock import Timeout
-
 from mcp_runtime.config.edits import to_wire
 from mcp_runtime.config.rules import parse_server_config
 from mcp_runtime.limits import MAX_CONFIG_BYTES, MAX_SERVERS
@@ -160,6 +158,8 @@ class ConfigStore:
 
     def _mutate(self, apply: Callable[[dict[str, StoredServer]], dict[str, StoredServer | None]]) -> None:
         """Run ``apply`` on the current servers under the lock; it returns name → new record (None deletes)."""
+        from filelock import Timeout  # with the lock, on the first write: a read (the first list) needs neither
+
         try:
             with _safe_fs.lock(self.data_dir, _LOCK_FILE, _LOCK_TIMEOUT_S):
                 self._refresh()

@@ -1,4 +1,4 @@
-"""The start-up path driven as a host drives it: the first lines answered before the event loop runs
+"""The start-up path driven as a host drives it: ``initialize`` answered before the event loop runs
 (``app_server.early``), and the hand-over to the processor, which must leave every answer as it would have been."""
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from typing import Any
 
 import pytest
 
-from app_server import early as early_path
-from app_server.cli import YOUNG_COLLECTION_THRESHOLD
 from tests.daemon_client import Daemon, DaemonError, running_daemon
 from tests.fixtures import fixture_config
 
@@ -48,13 +46,13 @@ def _answers(daemon: Daemon, count: int) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def _raw_daemon(data_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
+def _raw_daemon(data_dir: Path, stderr: int = subprocess.DEVNULL) -> Iterator[subprocess.Popen[bytes]]:
     """The daemon with its stdout read as bytes, line by line."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "app_server", "--data-dir", str(data_dir), "--log-level", "warning"],
+        [sys.executable, "-m", "app_server", "--data-dir", str(data_dir), "--log-level", "info"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
@@ -64,7 +62,7 @@ def _raw_daemon(data_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
         if process.poll() is None:
             process.kill()
             process.wait()
-        for stream in (process.stdin, process.stdout):
+        for stream in (process.stdin, process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
 
@@ -89,7 +87,6 @@ def test_a_host_session_from_spawn_to_a_tool_call(data_dir: Path, event_loop: st
         serving = next(json.loads(line) for line in daemon.stderr().splitlines() if '"serving"' in line)
         expected = "uvloop" if event_loop == "auto" and importlib.util.find_spec("uvloop") else "asyncio"
         assert serving["event_loop"] == expected
-        assert serving["gc_threshold"][0] == YOUNG_COLLECTION_THRESHOLD
 
 
 def test_a_request_before_initialize_is_refused_then_the_handshake_goes_on(data_dir: Path) -> None:
@@ -163,19 +160,26 @@ def test_sigterm_right_after_initialize_exits_0(data_dir: Path) -> None:
         assert process.wait(15) == 0
 
 
-def test_the_early_answers_are_the_bytes_the_processor_writes(data_dir: Path) -> None:
-    """The same session twice: answered early, then with a first line that sends everything to the processor."""
+def _answered_early(stderr: bytes) -> bool:
+    serving = next(json.loads(line) for line in stderr.splitlines() if b'"serving"' in line)
+    return bool(serving["initialize_answered_early"])
+
+
+def test_initialize_answered_early_is_the_bytes_the_processor_writes(data_dir: Path) -> None:
+    """The same session twice: answered by the start-up reader, then with a first line that it leaves to the
+    processor, so the processor answers everything."""
     initialize = _request("ïd", "initialize", {"clientInfo": {"name": "Ünï \u2028 app", "version": "1"}})
-    listing = _request(2, "mcpServer/list", {})
-    assert early_path._message(initialize.strip()) is not None  # plain enough to be answered early
-    with _raw_daemon(data_dir) as process:
-        early = [_exchange(process, initialize), _exchange(process, INITIALIZED + listing)]
     ignored = b'{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":9}}\n'
-    with _raw_daemon(data_dir) as process:
-        late = [_exchange(process, ignored + initialize), _exchange(process, INITIALIZED + listing)]
-    assert early == late
-    assert json.loads(early[0])["result"]["userAgent"] == "mcp-app-server/0.1.0 (Ünï \u2028 app/1)"
-    assert json.loads(early[1]) == {"jsonrpc": "2.0", "id": 2, "result": {"data": []}}
+    answers, early = [], []
+    for first in (b"", ignored):
+        with _raw_daemon(data_dir, stderr=subprocess.PIPE) as process:
+            answers.append(_exchange(process, first + initialize))
+            assert process.stdin is not None and process.stderr is not None
+            process.stdin.close()
+            early.append(_answered_early(process.stderr.read()))
+    assert early == [True, False]
+    assert answers[0] == answers[1]
+    assert json.loads(answers[0])["result"]["userAgent"] == "mcp-app-server/0.1.0 (Ünï \u2028 app/1)"
 
 
 def test_autostart_follows_an_initialized_sent_with_initialize(data_dir: Path) -> None:
@@ -283,3 +287,47 @@ def test_a_file_as_stdin_is_served_to_its_end(data_dir: Path, tmp_path: Path, st
     answers = [json.loads(line) for line in output.read_bytes().splitlines() if line.strip()]
     assert sorted(answer["id"] for answer in answers) == [1, 2, 3, 4]
     assert all("result" in answer for answer in answers)
+
+
+STARTUP = "mcpServer/startupStatus/updated"
+
+
+def _store_of(data_dir: Path, names: list[str]) -> None:
+    with running_daemon(data_dir) as first:
+        first.initialize()
+        for name in names:
+            first.request("mcpServer/create", {"name": name, "config": fixture_config(description=f"server {name}")})
+
+
+def test_the_first_list_of_a_populated_store_is_answered_before_autostart_begins(data_dir: Path) -> None:
+    names = ["a", "b", "c", "d"]
+    _store_of(data_dir, names)
+    with running_daemon(data_dir) as daemon:
+        daemon.request("initialize", CLIENT)
+        daemon.send_raw(INITIALIZED + _request("first", "mcpServer/list"))
+        first = daemon.wait_for(lambda m: m.get("id") == "first" or m.get("method") == STARTUP, consume=False)
+        assert first.get("id") == "first", "autostart began before the host's first answer"
+        assert [server["name"] for server in daemon.wait_response("first")["result"]["data"]] == names
+        for name in names:
+            daemon.wait_notification(STARTUP, lambda p, n=name: (p["name"], p["status"]) == (n, "ready"), timeout=90)
+
+
+def test_autostart_begins_when_the_host_asks_nothing_after_initialized(data_dir: Path) -> None:
+    _store_of(data_dir, ["quiet"])
+    with running_daemon(data_dir) as daemon:
+        daemon.initialize()
+        ready = daemon.wait_notification(STARTUP, lambda p: p["status"] == "ready", timeout=60)
+        assert ready["name"] == "quiet"
+
+
+def test_a_first_request_that_loads_the_runtime_logs_json_on_stderr_only(data_dir: Path) -> None:
+    """Logging is set up once start-up's loading begins; a first request that loads (and logs from) the runtime
+    before that still leaves stdout to the protocol (the client checks every line) and stderr to JSON lines."""
+    with running_daemon(data_dir) as daemon:
+        daemon.request("initialize", CLIENT)
+        thread = {"mcpServers": {"gone": {"command": "no-such-cmd"}}}
+        daemon.send_raw(INITIALIZED + _request("t", "thread/start", thread))
+        assert "thread" in daemon.wait_response("t", timeout=60)["result"]
+        daemon.wait_notification(STARTUP, lambda p: p["status"] == "failed", timeout=60)
+    lines = [line for line in daemon.stderr().splitlines() if line.strip()]
+    assert [json.loads(line)["event"] for line in lines].count("serving") == 1

@@ -1,0 +1,114 @@
+"""The command line (SPEC §1): its one parser and the data-dir rule, read by the start-up path and by ``cli``.
+
+Standard library only, so the start-up path can read the command line before it answers ``initialize`` and still
+answer it first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import NoReturn
+
+from protocol.constants import NAME, TRANSPORTS, VERSION
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+EVENT_LOOPS = ("auto", "asyncio")
+
+
+class UsageError(Exception):
+    """A command line the parser refuses; ``report`` prints the usage and the reason and exits 2."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+        self.message = message
+
+    def report(self) -> NoReturn:
+        argparse.ArgumentParser.error(self.parser, self.message)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Raises instead of exiting, so that the start-up path can leave a bad command line to ``cli``'s report."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self, message)
+
+
+def socket_path(text: str) -> str:
+    """``--listen unix:PATH``: the socket's path."""
+    if not text.startswith("unix:") or len(text) <= len("unix:"):
+        raise argparse.ArgumentTypeError("takes unix:PATH")
+    return text[len("unix:") :]
+
+
+def transports(text: str) -> frozenset[str]:
+    """``--transports stdio,http``: the transports this deployment allows."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names or set(names) - set(TRANSPORTS):
+        raise argparse.ArgumentTypeError(f"takes a comma-separated list of {', '.join(TRANSPORTS)}")
+    return frozenset(names)
+
+
+def stdio_sandbox(text: str) -> tuple[str, ...]:
+    """``--stdio-sandbox '["bwrap", ...]'``: the argv prefix of every stdio server."""
+    try:
+        argv = json.loads(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("is not valid JSON") from None
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and a for a in argv):
+        raise argparse.ArgumentTypeError("must be a JSON list of one or more non-empty strings")
+    return tuple(argv)
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=NAME, description="Serve on stdio (the default), or write the protocol's schema or types.")
+    parser.add_argument("--data-dir", help="where mcps.json, threads and credentials live")
+    parser.add_argument(
+        "--listen", type=socket_path, metavar="unix:PATH", help="also accept client connections on a Unix socket"
+    )
+    parser.add_argument("--log-level", default="info", choices=LOG_LEVELS)
+    parser.add_argument(
+        "--transports",
+        type=transports,
+        default=frozenset(TRANSPORTS),
+        metavar="stdio,http",
+        help="the MCP transports this deployment allows",
+    )
+    parser.add_argument(
+        "--stdio-sandbox", type=stdio_sandbox, default=(), metavar="JSON", help="argv prefix for every stdio server"
+    )
+    parser.add_argument(
+        "--event-loop",
+        default="auto",
+        choices=EVENT_LOOPS,
+        help="auto: uvloop where it is installed, else asyncio's own loop",
+    )
+    parser.add_argument("--version", action="version", version=f"{NAME} {VERSION}")
+    commands = parser.add_subparsers(dest="command")
+    schema = commands.add_parser("generate-json-schema", help="write the protocol's JSON Schema files")
+    schema.add_argument("--out", required=True)
+    typescript = commands.add_parser("generate-ts", help="write the protocol's TypeScript bindings (index.ts)")
+    typescript.add_argument("--out", required=True)
+    return parser
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The options (``UsageError`` for a command line the parser refuses; ``--help`` and ``--version`` print
+    and exit 0 as usual)."""
+    return parser().parse_args(argv)
+
+
+def data_dir(value: str | None, env: Mapping[str, str]) -> str:
+    """``--data-dir``, else ``MCP_APP_SERVER_HOME``, else ``$XDG_DATA_HOME/mcp-app-server``, else
+    ``~/.local/share/mcp-app-server``; made absolute."""
+    if value is None:
+        if env.get("MCP_APP_SERVER_HOME"):
+            value = env["MCP_APP_SERVER_HOME"]
+        elif env.get("XDG_DATA_HOME"):
+            value = os.path.join(env["XDG_DATA_HOME"], NAME)
+        else:
+            value = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "share", NAME)
+    return os.path.abspath(os.path.expanduser(value))
