@@ -51,7 +51,8 @@ export function resourceContent(content: ResourceContent): HTMLElement {
     );
   }
   const bytes = content.blobBytes ?? (content.blob === undefined ? 0 : base64Bytes(content.blob));
-  return summary("blob", content.mimeType, bytes, content.uri, content.sha256);
+  const kind = content.mimeType?.startsWith("image/") ? "image" : content.mimeType?.startsWith("audio/") ? "audio" : "blob";
+  return summary(kind, content.mimeType, bytes, content.uri, content.sha256);
 }
 
 /** A tool result's projection: the text a model sees and the archived refs. */
@@ -94,7 +95,7 @@ function summary(kind: string, mimeType: string | undefined, bytes: number, uri?
     h("span", { className: "badge" }, kind),
     ` ${mimeType ?? "unknown type"}, ${formatBytes(bytes)}`,
     uri === undefined ? null : [" — ", h("code", null, uri)],
-    sha256 === undefined ? null : [h("br"), "sha256 ", h("code", { className: "digest" }, sha256)],
-    h("span", { className: "note" }, " (content not shown)"),
+    sha256 === undefined ? null : h("div", null, "sha256 ", h("code", { className: "digest" }, sha256)),
+    h("div", { className: "note" }, "Content not shown: a preview carries only its type, size and digest."),
   );
 }

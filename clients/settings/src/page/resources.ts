@@ -121,11 +121,16 @@ export class ResourcesView {
     return h(
       "li",
       { "data-uri": resource.uri },
-      h("span", { className: "name" }, `${resource.server} / ${resource.title ?? resource.name}`),
-      " ",
-      h("code", null, resource.uri),
-      resource.mimeType === undefined ? null : h("span", { className: "badge" }, resource.mimeType),
-      resource.size === undefined ? null : h("span", { className: "meta" }, ` ${formatBytes(resource.size)}`),
+      h(
+        "span",
+        { className: "what" },
+        h("span", { className: "name" }, `${resource.server} / ${resource.title ?? resource.name}`),
+        " ",
+        h("code", null, resource.uri),
+        " ",
+        resource.mimeType === undefined ? null : h("span", { className: "badge" }, resource.mimeType),
+        resource.size === undefined ? null : h("span", { className: "meta" }, formatBytes(resource.size)),
+      ),
       h(
         "span",
         { className: "actions" },
@@ -155,9 +160,13 @@ export class ResourcesView {
     return h(
       "li",
       { "data-template": template.uriTemplate },
-      h("span", { className: "name" }, `${template.server} / ${template.title ?? template.name}`),
-      " ",
-      h("code", null, template.uriTemplate),
+      h(
+        "span",
+        { className: "what" },
+        h("span", { className: "name" }, `${template.server} / ${template.title ?? template.name}`),
+        " ",
+        h("code", null, template.uriTemplate),
+      ),
       h(
         "form",
         {

@@ -149,7 +149,7 @@ export class ServersView {
       h("td", null, status === "connected" ? String(toolCount) : "—"),
       h(
         "td",
-        { className: "actions" },
+        { className: "row-actions" },
         running
           ? h("button", { type: "button", onclick: () => this.stop(name) }, "Stop")
           : h("button", { type: "button", onclick: () => this.start(name) }, "Start"),
