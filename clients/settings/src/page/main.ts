@@ -19,6 +19,7 @@ interface View {
 }
 
 const RETRY_MS = [500, 1000, 2000, 4000, 8000];
+const INFO_NOTICE_MS = 8000;
 
 async function main(): Promise<void> {
   const root = document.getElementById("app");
@@ -65,6 +66,12 @@ async function main(): Promise<void> {
             h("button", { type: "button", className: "link", "aria-label": "Dismiss", onclick: () => replace(notice) }, "×"),
           ),
         );
+        // Information fades after a while; an error stays until dismissed or replaced.
+        if (current.kind === "info") {
+          setTimeout(() => {
+            if (app?.notice === current) replace(notice);
+          }, INFO_NOTICE_MS);
+        }
       });
       layout(root, status, dataDir, notice, views);
     }

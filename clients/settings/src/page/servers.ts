@@ -8,6 +8,14 @@ import { h, replace } from "./dom.js";
 import { ServerForm } from "./server-form.js";
 import { openExternal } from "./host.js";
 
+const AUTH_LABEL: { readonly [auth: string]: string } = {
+  unknown: "unknown",
+  unsupported: "none",
+  notLoggedIn: "not logged in",
+  bearerToken: "bearer token",
+  oAuth: "OAuth",
+};
+
 const STATUS_LABEL: { readonly [status: string]: string } = {
   notStarted: "not started",
   starting: "starting",
@@ -143,7 +151,7 @@ export class ServersView {
       h(
         "td",
         { "data-role": "auth" },
-        row?.authStatus ?? "unknown",
+        AUTH_LABEL[row?.authStatus ?? "unknown"] ?? row?.authStatus,
         loginPending ? h("div", { className: "note" }, "login in the browser…") : null,
       ),
       h("td", null, status === "connected" ? String(toolCount) : "—"),
