@@ -7,12 +7,16 @@ ARTIFACT_TOOLS := $(VENV)/.artifact-tools
 PIPX := PIPX_HOME=build/pipx PIPX_BIN_DIR=build/pipx/bin PIPX_MAN_DIR=build/pipx/man $(PY) -m pipx
 ARTIFACT_SMOKE_ARGS := --allow-write-fixture --allow-oauth-fixture
 
-.PHONY: setup smoke test lint schemas bench conformance clean wheel smoke-wheel dist smoke-dist
+.PHONY: setup smoke test lint schemas bench conformance clean wheel smoke-wheel dist smoke-dist settings gui-smoke \
+	chromium
 
 CLIENT := clients/typescript
 CLIENT_BUILT := $(CLIENT)/dist/index.js
+SETTINGS := clients/settings
+SETTINGS_BUILT := $(SETTINGS)/dist/.built
+CHROMIUM := /usr/bin/chromium
 
-setup: $(STAMP) node_modules/.installed $(CLIENT_BUILT)
+setup: $(STAMP) node_modules/.installed $(CLIENT_BUILT) $(SETTINGS_BUILT)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +24,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
-node_modules/.installed: package.json package-lock.json $(CLIENT)/package.json
+node_modules/.installed: package.json package-lock.json $(CLIENT)/package.json $(SETTINGS)/package.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
@@ -29,6 +33,34 @@ $(CLIENT_BUILT): node_modules/.installed $(wildcard $(CLIENT)/src/*.ts) $(CLIENT
 		$(CLIENT)/tsconfig.base.json schemas/protocol.schema.json schemas/typescript/index.ts
 	npm run build --silent --workspace $(CLIENT)
 	touch $@
+
+# The reference host and settings page (SPEC §12): the host, its tests and the GUI smoke compiled by tsc, the page
+# type-checked by tsc and bundled by esbuild (with the client package and Ajv) into dist/page.
+$(SETTINGS_BUILT): $(CLIENT_BUILT) $(SETTINGS)/scripts/bundle.mjs $(wildcard $(SETTINGS)/tsconfig*.json) \
+		$(wildcard $(SETTINGS)/src/host/*.ts $(SETTINGS)/src/page/*.ts $(SETTINGS)/src/page/*.html \
+		$(SETTINGS)/src/page/*.css $(SETTINGS)/test/*.ts $(SETTINGS)/smoke/*.ts)
+	npm run build --silent --workspace $(SETTINGS)
+	touch $@
+
+# The settings page against the user's data dir (or DATA_DIR=…); prints the URL with this run's token.
+settings: setup
+	node $(SETTINGS)/dist/src/host/main.js --daemon-command '["$(abspath $(PY))","-m","app_server"]' \
+		$(if $(DATA_DIR),--data-dir '$(DATA_DIR)') $(SETTINGS_ARGS)
+
+# Debian's chromium for the GUI smoke: installed when missing if we are root (CI), else we say how.
+chromium:
+	@if [ -x $(CHROMIUM) ]; then exit 0; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's chromium for the GUI smoke"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+		echo "make gui-smoke needs Debian's chromium at $(CHROMIUM): run 'sudo apt-get install chromium'" >&2; \
+		exit 1; \
+	fi
+
+# The settings page in headless Chromium against the fixture servers; screenshots in build/gui-smoke.
+gui-smoke: setup chromium
+	node $(SETTINGS)/dist/smoke/gui-smoke.js --out build/gui-smoke
 
 # The shipped artifacts (SPEC §10). Their tools (build, pipx, PyInstaller) are pinned apart: make test never needs them.
 $(ARTIFACT_TOOLS): $(STAMP) packaging/requirements.txt
@@ -61,6 +93,7 @@ test: setup
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
 	npm test --silent --workspace $(CLIENT)
+	npm test --silent --workspace $(SETTINGS)
 
 lint: setup
 	$(PY) -m ruff check .
@@ -77,4 +110,4 @@ conformance: setup
 	$(PY) scripts/conformance/run.py
 
 clean:
-	rm -rf $(VENV) node_modules build dist $(CLIENT)/dist $(CLIENT)/build $(CLIENT)/src/generated
+	rm -rf $(VENV) node_modules build dist $(CLIENT)/dist $(CLIENT)/build $(CLIENT)/src/generated $(SETTINGS)/dist

@@ -1,0 +1,40 @@
+// Bundles the page (src/page/main.ts and the client runtime it imports, Ajv included) into dist/page/app.js with
+// esbuild, and copies its HTML and CSS next to it. The client's Node-only sidecar module is replaced by a stub:
+// the page never spawns a process.
+import { copyFileSync, mkdirSync } from "node:fs";
+import { build } from "esbuild";
+
+const here = (path) => new URL(path, import.meta.url).pathname;
+const out = here("../dist/page/");
+mkdirSync(out, { recursive: true });
+
+const nodeOnly = {
+  name: "node-only-sidecar",
+  setup(builder) {
+    builder.onResolve({ filter: /\/sidecar\.js$/ }, (args) =>
+      args.importer.includes("mcp-app-server-client") || args.importer.includes("clients/typescript")
+        ? { path: "sidecar", namespace: "node-only" }
+        : undefined,
+    );
+    builder.onLoad({ filter: /.*/, namespace: "node-only" }, () => ({
+      contents: 'export function startSidecar() { throw new Error("AppServerClient.spawn runs in Node only"); }',
+      loader: "js",
+    }));
+  },
+};
+
+await build({
+  entryPoints: [here("../src/page/main.ts")],
+  outfile: `${out}app.js`,
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  target: "es2022",
+  minify: true,
+  sourcemap: false,
+  legalComments: "none",
+  plugins: [nodeOnly],
+  logLevel: "warning",
+});
+copyFileSync(here("../src/page/index.html"), `${out}index.html`);
+copyFileSync(here("../src/page/style.css"), `${out}app.css`);

@@ -1,0 +1,480 @@
+// `make gui-smoke`: the settings page driven in headless Chromium (Debian's, through playwright-core) against the real
+// daemon and the fixture MCP servers, as a person would use it. Prints a pass/fail table like the main smoke and
+// saves a screenshot of each view under the output folder.
+//
+//   node gui-smoke.js [--out build/gui-smoke] [--chromium /usr/bin/chromium] [--python .venv/bin/python]
+//                     [--daemon-command '["…/python","-m","app_server"]']
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import { chromium } from "playwright-core";
+import type { BrowserContext, Locator, Page } from "playwright-core";
+import { startHost } from "../src/host/host.js";
+import type { Host } from "../src/host/host.js";
+
+const ROOT = resolve(new URL("../../../../", import.meta.url).pathname);
+const FIXTURES = join(ROOT, "scripts", "smoke", "fixtures");
+const CHROMIUM_FLAGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+/** The DOM must stay far below the payloads it previews (2 MiB of text, a 1 MiB image: 1.4 MB of base64). */
+const DOM_LIMIT_CHARS = 256 * 1024;
+const STEP_TIMEOUT_MS = 30_000;
+
+interface Outcome {
+  readonly area: string;
+  readonly check: string;
+  readonly ok: boolean;
+  readonly detail: string;
+  readonly seconds: number;
+}
+
+class Report {
+  readonly outcomes: Outcome[] = [];
+
+  async check(area: string, check: string, body: () => Promise<string>): Promise<boolean> {
+    const started = performance.now();
+    let ok = true;
+    let detail: string;
+    try {
+      detail = await body();
+    } catch (error) {
+      ok = false;
+      detail = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).split("\n")[0] ?? "";
+    }
+    this.outcomes.push({ area, check, ok, detail: detail.slice(0, 160), seconds: (performance.now() - started) / 1000 });
+    return ok;
+  }
+
+  print(screenshots: readonly string[], out: string): number {
+    const width = Math.max(...this.outcomes.map((o) => o.check.length));
+    const lines = [`\n${"area".padEnd(10)} ${"check".padEnd(width)}  result  ${"time".padStart(6)}  detail`, "-".repeat(width + 60)];
+    for (const o of this.outcomes) {
+      lines.push(
+        `${o.area.padEnd(10)} ${o.check.padEnd(width)}  ${(o.ok ? "PASS" : "FAIL").padEnd(6)}  ${o.seconds.toFixed(2).padStart(5)}s  ${o.detail}`,
+      );
+    }
+    const failed = this.outcomes.filter((o) => !o.ok).length;
+    lines.push(`\nscreenshots in ${out}: ${screenshots.join(", ")}`);
+    lines.push(`\n${this.outcomes.length - failed} passed, ${failed} failed`);
+    process.stdout.write(`${lines.join("\n")}\n`);
+    return failed === 0 ? 0 : 1;
+  }
+}
+
+function assert(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(message);
+}
+
+/** Start an HTTP fixture script and wait (bounded) for its one `READY <url>` line. */
+async function announced(python: string, script: string, args: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(python, [join(FIXTURES, script), ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-2000);
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} not READY in 20 s: ${stderr}`)), 20_000);
+    lines.once("line", (line) => {
+      clearTimeout(timer);
+      if (line.startsWith("READY ")) resolveUrl(line.slice("READY ".length));
+      else reject(new Error(`${script} printed ${line}`));
+    });
+    child.once("exit", (code) => reject(new Error(`${script} exited (${code}): ${stderr}`)));
+  });
+  return { url, child };
+}
+
+/** A fake home with app configs, so import and sync never touch the real ones. */
+function fakeHome(base: string): { env: Record<string, string>; codexConfig: string } {
+  const home = join(base, "home");
+  mkdirSync(join(home, ".codex"), { recursive: true });
+  mkdirSync(join(home, ".cursor"), { recursive: true });
+  const codexConfig = join(home, ".codex", "config.toml");
+  writeFileSync(codexConfig, '# mine\nmodel = "o4"\n\n[mcp_servers.mine]\ncommand = "my-tool"\n');
+  writeFileSync(join(home, ".cursor", "mcp.json"), JSON.stringify({ mcpServers: { cur: { command: "cursor-tool" } } }));
+  return {
+    env: { HOME: home, CODEX_HOME: join(home, ".codex"), XDG_CONFIG_HOME: join(home, ".config") },
+    codexConfig,
+  };
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      out: { type: "string", default: join(ROOT, "build", "gui-smoke") },
+      chromium: { type: "string", default: "/usr/bin/chromium" },
+      python: { type: "string", default: join(ROOT, ".venv", "bin", "python") },
+      "daemon-command": { type: "string" },
+    },
+  });
+  const out = resolve(values.out);
+  const python = resolve(values.python);
+  const daemonCommand = values["daemon-command"] === undefined ? [python, "-m", "app_server"] : (JSON.parse(values["daemon-command"]) as string[]);
+  if (!existsSync(values.chromium)) {
+    process.stderr.write(`${values.chromium} is missing: run \`make chromium\` (Debian's chromium package)\n`);
+    return 2;
+  }
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  const base = mkdtempSync(join(tmpdir(), "mcp-gui-smoke-"));
+  const { env, codexConfig } = fakeHome(base);
+  const secret = `gui-secret-${randomBytes(12).toString("hex")}`;
+  const report = new Report();
+  const screenshots: string[] = [];
+  const children: ChildProcess[] = [];
+  let context: BrowserContext | undefined;
+  let host: Host | undefined;
+  let largestDom = 0;
+
+  try {
+    const oauth = await announced(python, "oauth_server.py");
+    children.push(oauth.child);
+    context = await chromium.launchPersistentContext(join(base, "chromium-profile"), {
+      executablePath: values.chromium,
+      headless: true,
+      args: CHROMIUM_FLAGS,
+      viewport: { width: 1280, height: 900 },
+    });
+    const browser = context;
+    host = await startHost({
+      daemonCommand,
+      dataDir: join(base, "data"),
+      env,
+      log: (line) => process.stderr.write(`host: ${line}\n`),
+      // The system browser, as the smoke's driver: follow the authorization URL like a browser would.
+      openExternal: async (url) => {
+        const tab = await browser.newPage();
+        await tab.goto(url);
+        await tab.waitForLoadState("load");
+        await shot(tab, "oauth-callback");
+        await tab.close();
+      },
+    });
+    const page = await context.newPage();
+    page.setDefaultTimeout(STEP_TIMEOUT_MS);
+    const pageErrors: string[] = [];
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+
+    async function shot(target: Page, name: string): Promise<void> {
+      const file = `${name}.png`;
+      await target.screenshot({ path: join(out, file), fullPage: true });
+      screenshots.push(file);
+    }
+    async function domSize(): Promise<number> {
+      const size = await page.evaluate(() => document.documentElement.outerHTML.length);
+      largestDom = Math.max(largestDom, size);
+      return size;
+    }
+    async function domHasSecret(): Promise<boolean> {
+      return page.evaluate((value) => document.documentElement.outerHTML.includes(value), secret);
+    }
+    const row = (name: string): Locator => page.locator(`tr[data-server="${name}"]`);
+    const tab = async (name: string): Promise<void> => {
+      await page.locator(`[role="tab"][data-tab="${name}"]`).click();
+    };
+    const fillServerForm = async (fields: {
+      name?: string;
+      command?: string;
+      args?: string[];
+      env?: Record<string, string>;
+      url?: string;
+      oauth?: boolean;
+      description?: string;
+    }): Promise<Locator> => {
+      const form = page.locator("form.server-form");
+      if (fields.name !== undefined) await form.getByLabel("Name", { exact: true }).fill(fields.name);
+      if (fields.url !== undefined) {
+        await form.getByLabel("http (a URL)").check();
+        await form.getByLabel("URL", { exact: true }).fill(fields.url);
+        if (fields.oauth) await form.getByLabel("Log in with OAuth").check();
+      }
+      if (fields.command !== undefined) await form.getByLabel("Command", { exact: true }).fill(fields.command);
+      if (fields.args !== undefined) await form.getByLabel("Arguments", { exact: true }).fill(fields.args.join("\n"));
+      for (const [key, value] of Object.entries(fields.env ?? {})) {
+        await form.getByRole("button", { name: "Add variable" }).click();
+        await form.getByLabel("Variable (Environment)").last().fill(key);
+        await form.getByLabel("Value (Environment)").last().fill(value);
+      }
+      if (fields.description !== undefined) await form.getByLabel("Description", { exact: true }).fill(fields.description);
+      return form;
+    };
+    const addServer = async (fields: Parameters<typeof fillServerForm>[0], screenshot?: string): Promise<void> => {
+      await tab("servers");
+      await page.getByRole("button", { name: "Add server" }).click();
+      const form = await fillServerForm(fields);
+      if (screenshot !== undefined) await shot(page, screenshot);
+      await form.getByRole("button", { name: "Add", exact: true }).click();
+      await row(fields.name ?? "").waitFor();
+    };
+    const callTool = async (tool: string, args: unknown): Promise<void> => {
+      await tab("thread");
+      await page.getByLabel("Tool", { exact: true }).selectOption(tool);
+      await page.getByLabel("Arguments (JSON)").fill(JSON.stringify(args));
+      await page.getByRole("button", { name: "Call tool" }).click();
+    };
+    const resultText = async (): Promise<string> => {
+      const result = page.locator('[data-role="tool-result"], [data-role="call-error"]').first();
+      await result.waitFor();
+      return (await result.textContent()) ?? "";
+    };
+
+    await report.check("page", "loads over the bridge", async () => {
+      await page.goto(host?.url ?? "");
+      await page.locator('[data-connection="ready"]').waitFor();
+      assert(!page.url().includes("token="), "the token stayed in the address bar");
+      assert((host?.pages() ?? 0) === 1, `the host relays ${host?.pages()} page connections`);
+      await shot(page, "servers-empty");
+      return "initialized through its own daemon connection; token removed from the address bar";
+    });
+
+    await report.check("servers", "add a server with an env secret", async () => {
+      const args = [join(FIXTURES, "fixture_server.py"), "--init-delay", "1.5", "--large-resources", "--env-digest-tool"];
+      await addServer({ name: "fx", command: python, args, env: { FIXTURE_SECRET: secret }, description: "fixture" }, "server-add");
+      await addServer({ name: "crash", command: python, args: [join(FIXTURES, "crash_at_start.py")] });
+      assert(!(await domHasSecret()), "the secret is in the DOM");
+      return `fx and crash stored; fx ${await row("fx").getAttribute("data-status")}`;
+    });
+
+    await report.check("servers", "startup: starting → ready", async () => {
+      await row("fx").getByRole("button", { name: "Start" }).click();
+      await page.locator('tr[data-server="fx"][data-status="starting"]').waitFor();
+      await page.locator('tr[data-server="fx"][data-status="connected"]').waitFor();
+      const trail = (await row("fx").locator('[data-role="trail"]').textContent()) ?? "";
+      assert(trail.includes("starting → ready"), `trail ${trail}`);
+      return `row showed starting, then ready;${trail}`;
+    });
+
+    await report.check("servers", "startup: starting → failed, typed", async () => {
+      await row("crash").getByRole("button", { name: "Start" }).click();
+      await page.locator('tr[data-server="crash"][data-status="failed"]').waitFor();
+      const trail = (await row("crash").locator('[data-role="trail"]').textContent()) ?? "";
+      const error = (await row("crash").locator('[data-role="error"]').textContent()) ?? "";
+      assert(trail.includes("starting → failed"), `trail ${trail}`);
+      assert(error.startsWith("startupFailed"), `error shown: ${error}`);
+      await shot(page, "servers-startup");
+      return `${trail.trim()}; shows ${error.slice(0, 60)}`;
+    });
+
+    await report.check("servers", "edit keeps the stored secret", async () => {
+      await row("fx").getByRole("button", { name: "Edit" }).click();
+      const form = page.locator("form.server-form");
+      const value = await form.getByLabel("Value (Environment)").inputValue();
+      assert(value === "***", `the form holds ${value === secret ? "the secret" : value}`);
+      await form.getByLabel("Description", { exact: true }).fill("fixture, edited");
+      await shot(page, "server-edit");
+      await form.getByRole("button", { name: "Save" }).click();
+      await row("fx").getByText("fixture, edited").waitFor();
+      assert(!(await domHasSecret()), "the secret is in the DOM");
+      return 'the form showed "***" and sent it back; description saved';
+    });
+
+    await report.check("oauth", "login completes, row refreshed", async () => {
+      await addServer({ name: "sec", url: oauth.url, oauth: true });
+      await page.locator('tr[data-server="sec"][data-auth="notLoggedIn"]').waitFor();
+      await row("sec").getByRole("button", { name: "Log in" }).click();
+      await page.locator('tr[data-server="sec"][data-auth="oAuth"]').waitFor();
+      await row("sec").getByRole("button", { name: "Start" }).click();
+      await page.locator('tr[data-server="sec"][data-status="connected"]').waitFor();
+      await shot(page, "servers-after-login");
+      return "notLoggedIn → browser followed the URL → completed → oAuth; started: ready";
+    });
+
+    await report.check("apps", "import from Cursor, dry run first", async () => {
+      await page.getByRole("button", { name: "Import from app…" }).click();
+      await page.getByLabel("App", { exact: true }).selectOption("cursor");
+      const importButton = page.getByRole("button", { name: "Import", exact: true });
+      assert(await importButton.isDisabled(), "Import is enabled before a dry run");
+      await page.getByRole("button", { name: "Preview (dry run)" }).click();
+      await page.locator('[data-role="import-result"]').getByText("Would import: cur").waitFor();
+      assert((await row("cur").count()) === 0, "the dry run stored the server");
+      await shot(page, "import");
+      await importButton.click();
+      await row("cur").waitFor();
+      return "dry run listed cur and stored nothing; import stored it";
+    });
+
+    await report.check("apps", "sync to Codex, dry run first", async () => {
+      await row("cur").getByRole("button", { name: "Edit" }).click();
+      await page.locator("form.server-form").getByLabel("Codex").check();
+      await page.locator("form.server-form").getByRole("button", { name: "Save" }).click();
+      await page.locator("form.server-form").waitFor({ state: "detached" });
+      await page.getByRole("button", { name: "Sync to apps…" }).click();
+      await page.getByLabel("Codex").check();
+      await page.getByRole("button", { name: "Preview (dry run)" }).click();
+      const result = page.locator('[data-role="sync-result"] tr[data-app="codex"]');
+      await result.waitFor();
+      assert(!readFileSync(codexConfig, "utf8").includes("[mcp_servers.cur]"), "the dry run wrote the file");
+      await shot(page, "sync");
+      await page.getByRole("button", { name: "Write to apps" }).click();
+      await page.locator('[data-role="sync-result"] caption').getByText("Written", { exact: true }).waitFor();
+      const text = readFileSync(codexConfig, "utf8");
+      assert(text.includes("[mcp_servers.cur]") && text.includes("# mine"), "codex config not written as expected");
+      return "dry run wrote nothing; write added cur and kept the file's comments";
+    });
+
+    await report.check("tools", "search with select:", async () => {
+      await tab("tools");
+      await page.getByLabel("Search tools").fill("select:mcp__fx__echo,mcp__fx__nope");
+      await page.getByRole("button", { name: "Search" }).click();
+      await page.locator('[data-tool="mcp__fx__echo"]').waitFor();
+      const missing = (await page.locator('[data-role="tool-missing"]').textContent()) ?? "";
+      assert(missing.includes("mcp__fx__nope"), `missing: ${missing}`);
+      await page.locator('[data-tool="mcp__fx__echo"] summary').click();
+      await shot(page, "tools");
+      return `echo found; ${missing}`;
+    });
+
+    await report.check("prompts", "get with arguments", async () => {
+      await tab("prompts");
+      await page.locator('[data-prompt="fx/greet"] button').click();
+      await page.getByLabel("name (required)").fill("GUI smoke");
+      await page.getByRole("button", { name: "Get prompt" }).click();
+      await page.locator('[data-role="prompt-result"]').getByText("Hello, GUI smoke!").waitFor();
+      await shot(page, "prompts");
+      return "greet → Hello, GUI smoke!";
+    });
+
+    await report.check("resources", "2 MiB text preview truncated", async () => {
+      await tab("resources");
+      await page.locator('li[data-uri="fixture://large/text"]').getByRole("button", { name: "Preview" }).click();
+      const block = page.locator('[data-role="resource-preview"] [data-truncated="true"]');
+      await block.waitFor();
+      const shown = await block.locator("pre").evaluate((pre) => pre.textContent?.length ?? 0);
+      const size = await domSize();
+      assert(shown <= 16 * 1024, `${shown} characters shown`);
+      assert(size < DOM_LIMIT_CHARS, `DOM is ${size} characters`);
+      await shot(page, "resources-text");
+      return `${shown} of 2,097,152 characters shown; DOM ${size.toLocaleString()} characters`;
+    });
+
+    await report.check("resources", "1 MiB image preview summarized", async () => {
+      await page.locator('li[data-uri="fixture://large/image"]').getByRole("button", { name: "Preview" }).click();
+      const summary = page.locator('[data-role="resource-preview"] [data-kind="image"]');
+      await summary.waitFor();
+      const text = (await summary.textContent()) ?? "";
+      const bytes = Number(await summary.getAttribute("data-bytes"));
+      const size = await domSize();
+      // The digest comes only with `preview: true`: the page never asked for the base64 itself.
+      assert(text.includes("image/png") && text.includes("sha256") && bytes > 1_000_000, `summary: ${text}`);
+      assert(size < DOM_LIMIT_CHARS, `DOM is ${size} characters`);
+      await shot(page, "resources-image");
+      return `summary: image/png, ${bytes.toLocaleString()} bytes, sha256; DOM ${size.toLocaleString()} characters`;
+    });
+
+    await report.check("resources", "template filled and read", async () => {
+      await page.getByLabel("id of fixture://item/{id}").fill("7");
+      await page.locator('li[data-template="fixture://item/{id}"]').getByRole("button", { name: "Preview" }).click();
+      await page.locator('[data-role="resource-preview"]').getByText('"id": "7"').waitFor();
+      return "fixture://item/7 → {\"id\": \"7\"}";
+    });
+
+    await report.check("thread", "start a thread", async () => {
+      await tab("thread");
+      await page.locator('[data-role="thread-servers"]').getByLabel("fx").check();
+      await page.getByRole("button", { name: "Start thread" }).click();
+      await page.locator('[data-thread] [data-server="fx"]').getByText("fx: connected").waitFor();
+      const id = await page.locator("[data-thread]").getAttribute("data-thread");
+      return `thread ${id}: fx connected`;
+    });
+
+    await report.check("thread", "elicitation answered in the modal", async () => {
+      await callTool("mcp__fx__ask", { question: "Who is testing?" });
+      const dialog = page.locator("dialog#elicitation[open]");
+      await dialog.waitFor();
+      const focusInside = await page.evaluate(() => document.activeElement?.closest("dialog#elicitation") !== null);
+      assert(focusInside, "focus is not in the modal");
+      await shot(page, "elicitation");
+      await dialog.getByRole("button", { name: "Accept" }).click();
+      const error = (await dialog.locator('[data-field="name"] .field-error').textContent()) ?? "";
+      assert(error !== "", "an empty required field was accepted");
+      await dialog.getByLabel("name (required)").fill("Ada");
+      await dialog.getByLabel("age (required)").fill("36");
+      await dialog.getByRole("button", { name: "Accept" }).click();
+      await dialog.waitFor({ state: "detached" }).catch(() => undefined);
+      const text = await resultText();
+      assert(text.includes('"action": "accept"') && text.includes('"name": "Ada"') && text.includes('"age": 36'), text);
+      await page.locator('[data-role="resolved"] li[data-action="accept"]').waitFor();
+      await shot(page, "thread-elicitation-result");
+      return `required field refused (${error}); accepted → ${text.slice(text.indexOf("{"), text.indexOf("}}") + 2)}`;
+    });
+
+    await report.check("thread", "Escape cancels the form", async () => {
+      await callTool("mcp__fx__ask", { question: "Cancel me" });
+      await page.locator("dialog#elicitation[open]").waitFor();
+      await page.keyboard.press("Escape");
+      await page.locator('[data-role="tool-result"]').getByText('{"action": "cancel"}').waitFor();
+      return 'Escape → the server got {"action": "cancel"}';
+    });
+
+    await report.check("thread", "secret kept through the edit", async () => {
+      await callTool("mcp__fx__env_digest", { name: "FIXTURE_SECRET" });
+      const text = await resultText();
+      const expected = createHash("sha256").update(secret).digest("hex");
+      assert(text.includes(expected), "the server did not get the stored secret");
+      assert(!(await domHasSecret()), "the secret is in the DOM");
+      await shot(page, "thread");
+      return "the server's FIXTURE_SECRET has the SHA-256 of the value typed at creation";
+    });
+
+    await report.check("resources", "subscription update shown", async () => {
+      await tab("resources");
+      const threadOption = page.locator("#resource-context option").nth(1);
+      await page.locator("#resource-context").selectOption((await threadOption.getAttribute("value")) ?? "");
+      const item = page.locator('li[data-uri="fixture://static/hello"]');
+      await item.getByRole("button", { name: "Subscribe" }).click();
+      await page.locator('tr[data-subscription="fixture://static/hello"]').waitFor();
+      await callTool("mcp__fx__touch_resource", { uri: "fixture://static/hello" });
+      await resultText();
+      await tab("resources");
+      await page.locator('tr[data-subscription="fixture://static/hello"]:not([data-updates="0"])').waitFor();
+      const updates = await page.locator('tr[data-subscription="fixture://static/hello"]').getAttribute("data-updates");
+      await shot(page, "resources-subscriptions");
+      return `mcp:resource_updated counted: ${updates}`;
+    });
+
+    await report.check("page", "keyboard and activity", async () => {
+      await page.locator('[role="tab"][data-tab="resources"]').focus();
+      await page.keyboard.press("ArrowRight");
+      const focused = await page.evaluate(() => document.activeElement?.getAttribute("data-tab"));
+      assert(focused === "thread", `ArrowRight moved focus to ${focused}`);
+      await page.keyboard.press("ArrowRight");
+      await page.locator("table.activity").getByText("mcpServer/startupStatus/updated").first().waitFor();
+      await shot(page, "activity");
+      const size = await domSize();
+      assert(!(await domHasSecret()), "the secret is in the DOM");
+      assert(pageErrors.length === 0, `page errors: ${pageErrors.join("; ")}`);
+      return `tabs follow the arrow keys; largest DOM seen ${largestDom.toLocaleString()} characters (now ${size.toLocaleString()}); no page error`;
+    });
+  } catch (error) {
+    await report.check("setup", "smoke environment", async () => {
+      throw error;
+    });
+  } finally {
+    await context?.close().catch(() => undefined);
+    await host?.close().catch(() => undefined);
+    for (const child of children) child.kill("SIGTERM");
+    rmSync(base, { recursive: true, force: true });
+  }
+  return report.print(screenshots, out);
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`gui-smoke: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,57 @@
+// The page's files (built by `scripts/bundle.mjs` into dist/page), served from memory with headers that keep the
+// page to itself: its own scripts only (Ajv compiles the protocol's validators, hence 'unsafe-eval'), no framing,
+// no referrer (the token is in the URL's fragment, which is never sent, but the rule costs nothing).
+import { readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+const PAGE_DIR = new URL("../../page/", import.meta.url);
+const FILES: { readonly [path: string]: { readonly file: string; readonly type: string } } = {
+  "/": { file: "index.html", type: "text/html; charset=utf-8" },
+  "/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
+  "/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
+};
+
+/** The page's files, read once. */
+export class PageFiles {
+  private readonly bodies = new Map<string, Buffer>();
+
+  constructor(directory: URL = PAGE_DIR) {
+    for (const [path, { file }] of Object.entries(FILES)) this.bodies.set(path, readFileSync(new URL(file, directory)));
+  }
+
+  /** Answer a GET for one of the page's files; false when the path is not one. */
+  serve(request: IncomingMessage, response: ServerResponse, path: string): boolean {
+    const body = this.bodies.get(path);
+    const entry = FILES[path];
+    if (body === undefined || entry === undefined) return false;
+    response.writeHead(200, {
+      "Content-Type": entry.type,
+      "Content-Length": body.length,
+      ...securityHeaders(request.headers.host ?? ""),
+    });
+    response.end(request.method === "HEAD" ? undefined : body);
+    return true;
+  }
+}
+
+/** Headers on every answer: the page may run its own code and talk to its own host, nothing else. */
+export function securityHeaders(host: string): { readonly [name: string]: string } {
+  const policy = [
+    "default-src 'none'",
+    "script-src 'self' 'unsafe-eval'",
+    "style-src 'self'",
+    `connect-src 'self' ws://${host}`,
+    "img-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+  return {
+    "Content-Security-Policy": policy,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+  };
+}

@@ -1,0 +1,230 @@
+// A small thread view, the one place the page executes a tool (tools run only in a thread, SPEC §3): start a
+// thread with some servers, call one of its tools with JSON arguments, and see the result with its projection.
+// An elicitation during the call opens the global modal; progress and how each form was resolved show here.
+import type { Thread, ToolCallResult, ToolView } from "mcp-app-server-client";
+import type { App } from "./app.js";
+import { contentBlock, projection } from "./content.js";
+import { boundedJson, describeError, errorDetails, field, h, replace, uid } from "./dom.js";
+
+export class ThreadView {
+  readonly element: HTMLElement;
+  private readonly serverChoices = h("div", { className: "choices", "data-role": "thread-servers" });
+  private readonly threadName = h("input", { type: "text", id: "thread-name", placeholder: "settings page" });
+  private readonly threadInfo = h("div", { "data-role": "thread-info" });
+  private readonly tool = h("select", { id: "thread-tool" });
+  private readonly args = h("textarea", { id: "thread-args", rows: 5, spellcheck: "false" }, "{}");
+  private readonly timeout = h("input", { type: "number", id: "thread-timeout", min: 1, max: 300000 });
+  private readonly callButton = h("button", { type: "submit", className: "primary", disabled: true }, "Call tool");
+  private readonly cancelButton = h("button", { type: "button", disabled: true }, "Cancel call");
+  private readonly progress = h("progress", { "data-role": "progress", hidden: true, max: 1, value: 0 });
+  private readonly output = h("div", { className: "result", "data-role": "call-result", "aria-live": "polite" });
+  private readonly resolved = h("ul", { className: "plain", "data-role": "resolved" });
+  private thread: Thread | undefined;
+  private tools: ToolView[] = [];
+  private inFlight: AbortController | undefined;
+
+  constructor(private readonly app: App) {
+    this.element = h(
+      "section",
+      { className: "view", "aria-labelledby": "thread-heading" },
+      h("h2", { id: "thread-heading" }, "Thread"),
+      h(
+        "p",
+        { className: "hint" },
+        "Tools run only inside a thread. Start one with some servers, then call a tool: a form a server asks for opens in a dialog.",
+      ),
+      h(
+        "form",
+        {
+          className: "panel",
+          "aria-label": "Start a thread",
+          onsubmit: (event: Event) => {
+            event.preventDefault();
+            void this.start();
+          },
+        },
+        h("fieldset", { className: "inline" }, h("legend", null, "Servers of the thread"), this.serverChoices),
+        field("Thread name", this.threadName),
+        h("button", { type: "submit", className: "primary" }, "Start thread"),
+      ),
+      this.threadInfo,
+      h(
+        "form",
+        {
+          className: "panel",
+          "aria-label": "Call a tool",
+          onsubmit: (event: Event) => {
+            event.preventDefault();
+            void this.call();
+          },
+        },
+        field("Tool", this.tool),
+        field("Arguments (JSON)", this.args),
+        field("Timeout (ms)", this.timeout, "Empty: the server's tool timeout."),
+        h("div", { className: "actions" }, this.callButton, this.cancelButton, this.progress),
+      ),
+      this.output,
+      h("h3", null, "Forms answered in this thread"),
+      this.resolved,
+    );
+    this.tool.addEventListener("change", () => this.prefillArguments());
+    this.cancelButton.addEventListener("click", () => this.inFlight?.abort());
+    app.on("servers", () => this.fillServers());
+  }
+
+  /** Listen for this thread's progress and resolved forms (once per client). */
+  bridge(): void {
+    this.app.client.on("mcpServer/tool/progress", (update) => {
+      if (update.threadId !== this.thread?.id || this.inFlight === undefined) return;
+      this.progress.hidden = false;
+      this.progress.max = update.total ?? Math.max(update.progress, 1);
+      this.progress.value = update.progress;
+      this.progress.setAttribute("aria-label", update.message ?? `progress ${update.progress}`);
+    });
+    this.app.client.on("serverRequest/resolved", (resolved) => {
+      if (resolved.threadId !== this.thread?.id) return;
+      this.resolved.prepend(
+        h(
+          "li",
+          { "data-action": resolved.action },
+          `${new Date().toLocaleTimeString()}: ${resolved.action}`,
+          resolved.reason === undefined ? "" : ` (${resolved.reason}: ${(resolved.errors ?? []).map((e) => `${e.path} ${e.message}`).join("; ")})`,
+        ),
+      );
+    });
+  }
+
+  shown(): void {
+    this.fillServers();
+  }
+
+  private fillServers(): void {
+    const chosen = new Set(
+      [...this.serverChoices.querySelectorAll<HTMLInputElement>("input:checked")].map((box) => box.value),
+    );
+    replace(
+      this.serverChoices,
+      this.app.servers
+        .filter((server) => server.enabled)
+        .map((server) => {
+          const box = h("input", { type: "checkbox", value: server.name, id: uid("thread-server"), checked: chosen.has(server.name) });
+          return h("label", { for: box.id }, box, ` ${server.name}`);
+        }),
+      this.app.servers.some((server) => server.enabled) ? null : h("span", { className: "empty" }, "No enabled servers."),
+    );
+  }
+
+  private async start(): Promise<void> {
+    const servers = [...this.serverChoices.querySelectorAll<HTMLInputElement>("input:checked")].map((box) => box.value);
+    const name = this.threadName.value.trim();
+    const started = await this.app.attempt("Start a thread", () =>
+      this.app.client.request("thread/start", { servers, ...(name === "" ? {} : { name }) }),
+    );
+    if (started === undefined) return;
+    this.thread = started.thread;
+    this.app.addThread(started.thread);
+    replace(this.resolved);
+    replace(this.output);
+    replace(this.threadInfo, h("p", { className: "meta" }, `Thread ${started.thread.id}: connecting its servers…`));
+    await this.loadThread();
+  }
+
+  /** The thread's servers (these reads wait for its servers to start) and the tools it may call. */
+  private async loadThread(): Promise<void> {
+    const thread = this.thread;
+    if (thread === undefined) return;
+    try {
+      const statuses = await this.app.client.request("mcpServerStatus/list", { threadId: thread.id });
+      const tools = await this.app.client.request("mcpTool/listForContext", { threadId: thread.id, includeDeferred: true });
+      this.tools = tools.data;
+      replace(
+        this.threadInfo,
+        h(
+          "p",
+          { className: "meta", "data-thread": thread.id },
+          `Thread ${thread.id}${thread.name ? ` (${thread.name})` : ""}: `,
+          statuses.data.length === 0
+            ? "no servers"
+            : statuses.data.map((row) =>
+                h(
+                  "span",
+                  { className: `badge status-${row.runtimeStatus}`, "data-server": row.name },
+                  `${row.name}: ${row.runtimeStatus}${row.lastError ? ` (${row.lastError.reason})` : ""}`,
+                ),
+              ),
+        ),
+      );
+      replace(this.tool, this.tools.map((tool) => h("option", { value: tool.name }, tool.name)));
+      this.callButton.disabled = this.tools.length === 0;
+      this.prefillArguments();
+    } catch (error) {
+      replace(this.threadInfo, h("p", { className: "error" }, describeError(error)), errorDetails(error));
+    }
+  }
+
+  private prefillArguments(): void {
+    const tool = this.tools.find((candidate) => candidate.name === this.tool.value);
+    const properties = (tool?.inputSchema.properties ?? {}) as { [name: string]: { type?: unknown } };
+    const skeleton: { [name: string]: unknown } = {};
+    for (const [name, schema] of Object.entries(properties)) {
+      skeleton[name] = schema.type === "integer" || schema.type === "number" ? 0 : schema.type === "boolean" ? false : "";
+    }
+    this.args.value = JSON.stringify(skeleton, null, 2);
+  }
+
+  private async call(): Promise<void> {
+    const thread = this.thread;
+    const tool = this.tools.find((candidate) => candidate.name === this.tool.value);
+    if (thread === undefined || tool === undefined) return;
+    let args: unknown;
+    try {
+      args = JSON.parse(this.args.value || "{}");
+    } catch (error) {
+      replace(this.output, h("p", { className: "error" }, `The arguments are not JSON: ${(error as Error).message}`));
+      return;
+    }
+    if (typeof args !== "object" || args === null || Array.isArray(args)) {
+      replace(this.output, h("p", { className: "error" }, "The arguments must be a JSON object."));
+      return;
+    }
+    const timeoutMs = this.timeout.value === "" ? undefined : Number(this.timeout.value);
+    const controller = new AbortController();
+    this.inFlight = controller;
+    this.callButton.disabled = true;
+    this.cancelButton.disabled = false;
+    this.progress.hidden = true;
+    replace(this.output, h("p", { className: "meta", "data-role": "calling" }, `Calling ${tool.name}…`));
+    try {
+      const result = await this.app.client.request(
+        "mcpServer/tool/call",
+        {
+          threadId: thread.id,
+          server: tool.server,
+          tool: tool.tool,
+          arguments: args as { [key: string]: unknown },
+          ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        },
+        { signal: controller.signal },
+      );
+      replace(this.output, renderResult(tool.name, result));
+    } catch (error) {
+      replace(this.output, h("p", { className: "error", "data-role": "call-error" }, describeError(error)), errorDetails(error));
+    } finally {
+      this.inFlight = undefined;
+      this.callButton.disabled = false;
+      this.cancelButton.disabled = true;
+      this.progress.hidden = true;
+    }
+  }
+}
+
+function renderResult(name: string, result: ToolCallResult): HTMLElement {
+  return h(
+    "div",
+    { "data-role": "tool-result", "data-is-error": result.isError === true ? "true" : "false" },
+    h("h3", null, `Result of ${name}`, result.isError ? h("span", { className: "badge warn" }, "isError") : null),
+    result.content.map((block) => contentBlock(block)),
+    result.structuredContent === undefined ? null : [h("h4", null, "Structured content"), boundedJson(result.structuredContent)],
+    projection(result.projection),
+  );
+}
