@@ -101,6 +101,7 @@ lint: setup
 schemas: setup
 	$(PY) -m app_server generate-json-schema --out schemas
 	$(PY) -m app_server generate-ts --out schemas/typescript
+	$(PY) -m protocol.docs_export docs/protocol.md
 
 bench: setup
 	$(PY) -m bench.report
