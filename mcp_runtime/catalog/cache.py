@@ -57,6 +57,13 @@ class CatalogCache:
             self._visible.clear()
             self._answers.clear()
 
+    def forget(self, server: str) -> None:
+        """A stopped server: its views (and the tool list they come from) go now, not at the next read."""
+        if self._servers.pop(server, None) is not None:
+            self._index = None
+            self._visible.clear()
+            self._answers.clear()
+
     def views(self, server: str | None = None) -> list[ToolView]:
         if server is not None:
             cached = self._servers.get(server)

@@ -230,6 +230,8 @@ class McpThreadRuntime(SlotOwner):
         index = self._listed.get(name)
         if index is None or index[0] is not tools:
             index = self._listed[name] = (tools, {t.name: t for t in reversed(tools)})
+            for key in [key for key in self._specs if key[0] == name]:
+                del self._specs[key]  # validators of a list that is gone go with it
         listed = index[1].get(tool)
         if listed is None:
             raise AppError("unknownTool", f"server {name} has no tool {tool}", server=name, tool=tool)
