@@ -8,7 +8,8 @@ told one thing while the server gets another.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -87,6 +88,10 @@ def resolve_answer(answer: Any, schema: dict[str, Any]) -> Resolution:
     return Resolution("accept", content=content)
 
 
+SETTLE_S = 5.0
+"""How long an ended call waits for its elicitations to report how they ended (they only send a notification)."""
+
+
 @dataclass(eq=False)
 class Call:
     """One tool call in flight: who to ask when the server elicits, and the elicitations it is waiting on."""
@@ -96,10 +101,31 @@ class Call:
     turn_id: str | None
     ask: AskCallback | None
     elicitations: set[anyio.CancelScope] = field(default_factory=set)
+    _settled: anyio.Event | None = None
 
-    def cancel_elicitations(self) -> None:
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """An elicitation this call waits on, cancelled (and waited for) when the call ends."""
+        with anyio.CancelScope() as scope:
+            self.elicitations.add(scope)
+            try:
+                yield
+            finally:
+                self.elicitations.discard(scope)
+                if not self.elicitations and self._settled is not None:
+                    self._settled.set()
+
+    async def finish(self) -> None:
+        """The call ended (answered, timed out or cancelled): the elicitations still waiting are cancelled, and
+        the call's own answer waits until each has been resolved to its client (``serverRequest/resolved`` first,
+        on every path). In the 2025 era they run in the session's task, not the call's, hence the wait."""
+        if not self.elicitations:
+            return
+        self._settled = anyio.Event()
         for scope in tuple(self.elicitations):
             scope.cancel()
+        with anyio.move_on_after(SETTLE_S, shield=True):
+            await self._settled.wait()
 
 
 current_call: contextvars.ContextVar[Call | None] = contextvars.ContextVar("mcp_thread_call", default=None)
@@ -140,10 +166,6 @@ async def elicit(thread_id: str, server: str, call: Call | None, params: Any) ->
         requested_schema=schema,
     )
     resolution = CANCELLED
-    with anyio.CancelScope() as scope:
-        call.elicitations.add(scope)
-        try:
-            resolution = await call.ask(request)
-        finally:
-            call.elicitations.discard(scope)
+    with call.waiting():
+        resolution = await call.ask(request)
     return resolution.result()

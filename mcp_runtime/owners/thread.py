@@ -288,7 +288,7 @@ class McpThreadRuntime(SlotOwner):
         finally:
             _elicitation.current_call.reset(token)
             entry.calls.remove(call)
-            call.cancel_elicitations()
+            await call.finish()
         result.pop("resultType", None)  # 2026-era envelope detail: results look the same in both eras
         if non_json := non_finite(result.get("structuredContent")):  # it would reach the client as null
             message = f"{tool} returned structuredContent with numbers JSON cannot carry"
