@@ -8,6 +8,7 @@ told one thing while the server gets another.
 from __future__ import annotations
 
 import contextvars
+import functools
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,13 +18,28 @@ import anyio
 import structlog
 
 from mcp_runtime.catalog.schemas import errors, non_finite, validator
-from protocol.elicitation import ElicitationRequest, ServerRequestResolved, ValidationIssue
+from protocol.elicitation import ElicitationFormSchema, ElicitationRequest, ServerRequestResolved, ValidationIssue
 
 log = structlog.get_logger("mcp_runtime.elicitation")
 
 Action = Literal["accept", "decline", "cancel"]
 INVALID_RESPONSE = "invalidElicitationResponse"
 MAX_ERRORS = 20
+
+
+@functools.cache
+def _form_check() -> Any:
+    """The published ``ElicitationFormSchema`` (MCP's primitive schema definitions), as a client's guard checks it:
+    a form outside it is declined upstream, never shown to a client that could not render it."""
+    import jsonschema_rs
+    from pydantic import TypeAdapter
+
+    from protocol.schema_export import WireSchema
+
+    schema = TypeAdapter(ElicitationFormSchema).json_schema(
+        by_alias=True, mode="serialization", schema_generator=WireSchema
+    )
+    return jsonschema_rs.validator_for(schema, validate_formats=False, offline=True)
 
 
 @dataclass(frozen=True)
@@ -152,11 +168,14 @@ async def elicit(thread_id: str, server: str, call: Call | None, params: Any) ->
         log.info("elicitation declined: no single waiting call", server=server, thread_id=thread_id)
         return ElicitResult(action="decline")
     raw_schema = params.requested_schema
-    schema: dict[str, Any] = (
+    schema: Any = (
         raw_schema.model_dump(by_alias=True, mode="json", exclude_none=True)
         if hasattr(raw_schema, "model_dump")
-        else dict(raw_schema)
+        else raw_schema
     )
+    if not _form_check().is_valid(schema):
+        log.info("elicitation declined: the form is not MCP's primitive fields", server=server, thread_id=thread_id)
+        return ElicitResult(action="decline")
     request = ElicitationRequest(
         thread_id=thread_id,
         turn_id=call.turn_id,
