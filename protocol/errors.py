@@ -270,8 +270,9 @@ class UpstreamErrorData(ErrorDetails):
     """The MCP server answered with an error."""
 
     reason: Literal["upstreamError"]
-    mcp_code: int | None = Field(default=None, description="The server's JSON-RPC error code.")
-    mcp_message: str | None = Field(default=None, description="The server's error message.")
+    server: str = Field(description="The server that answered.")
+    mcp_code: int = Field(description="The server's JSON-RPC error code.")
+    mcp_message: str = Field(description="The server's error message.")
 
 
 class InvalidOutputErrorData(ErrorDetails):

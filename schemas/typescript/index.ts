@@ -2015,12 +2015,12 @@ export interface UntitledSingleSelectEnumSchema {
 export interface UpstreamErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
   reason: "upstreamError";
-  /** The MCP server the error is about, if one is. */
-  server?: string;
+  /** The server that answered. */
+  server: string;
   /** The server's JSON-RPC error code. */
-  mcpCode?: number;
+  mcpCode: number;
   /** The server's error message. */
-  mcpMessage?: string;
+  mcpMessage: string;
 }
 
 /** One way a value misses what was asked: where (a dotted path, "" for the whole) and why, in plain words. */
