@@ -8,6 +8,7 @@ the precise figures are what the test prints and the report gives.
 
 from __future__ import annotations
 
+import json
 import statistics
 import threading
 import time
@@ -137,3 +138,20 @@ def test_other_requests_keep_their_latency_during_a_storm(daemon: Daemon, era: s
         q = statistics.quantiles(times, n=10)
         print(f"{era} storm, {what}: median {statistics.median(times):.1f} ms, p90 {q[8]:.1f}, max {max(times):.1f}")
         assert q[8] < (250 if what == "mcpServer/list" else 500), f"{what} during a storm: {sorted(times)}"
+
+
+def test_kept_search_answers_are_bounded_in_bytes(daemon: Daemon) -> None:
+    """Each distinct search is kept with its encoding: with a 400 KiB schema in every answer, 250 distinct queries
+    would keep over 100 MiB were the answers bounded by count only."""
+    quiet = storm_config("--storm-interval-ms", "3600000", enabled=False)
+    daemon.request("mcpServer/create", {"name": "big", "config": quiet})
+    daemon.request("mcpServer/start", {"name": "big"}, timeout=START_TIMEOUT)
+    found = daemon.request("mcpTool/search", {"query": "stormy warmup", "limit": 1})["data"]
+    assert [tool["name"] for tool in found] == ["mcp__big__stormy"]
+    baseline = rss(daemon.process.pid)
+    for i in range(250):
+        answer = daemon.request("mcpTool/search", {"query": f"stormy q{i}", "limit": 1})["data"]
+        assert len(json.dumps(answer)) > 400 * 1024
+    grown = rss(daemon.process.pid) - baseline
+    print(f"250 distinct searches of a 400 KiB tool: RSS +{grown / MIB:.1f} MiB")
+    assert grown < 32 * MIB, f"kept search answers grew RSS by {grown / MIB:.0f} MiB"
