@@ -33,8 +33,8 @@ log = structlog.get_logger("mcp_runtime.catalog_refresh")
 REFRESH_DEBOUNCE_S = 0.05
 """Bursts of list_changed notifications collapse into one refresh."""
 REFRESH_PACE = 4.0
-"""After a refresh that took ``t``, the next waits ``REFRESH_PACE * t``: a server announcing changes without end
-gets at most a fifth of the daemon's time, whatever it sends."""
+"""After a refresh that took ``t``, the next waits ``REFRESH_PACE * t`` (at most ``MAX_REFRESH_PAUSE_S``): a server
+announcing changes without end keeps its refreshes to a fifth of the time, whatever it sends."""
 MAX_REFRESH_PAUSE_S = 2.0
 KINDS = frozenset({"tools", "prompts", "resources"})
 
