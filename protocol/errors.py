@@ -129,10 +129,10 @@ class ThreadArchivedErrorData(ErrorDetails):
 
 
 class UnknownServerErrorData(ErrorDetails):
-    """No server has this name (in the store: `name`; on a connection or in a thread: `server`)."""
+    """No server has this name (in the store, on a connection or in a thread)."""
 
     reason: Literal["unknownServer"]
-    name: str | None = Field(default=None, description="The name given to a store method.")
+    server: str = Field(description="The server name given.")
 
 
 class ToolErrorData(ErrorDetails):
@@ -224,11 +224,12 @@ class OriginNotAllowedErrorData(ErrorDetails):
 
 
 class UnsupportedErrorData(ErrorDetails):
-    """Something this daemon does not do (and does not pretend to)."""
+    """Something this daemon (or, for a resource subscription, the server) does not do, and does not pretend to."""
 
     reason: Literal["unsupported"]
     name: str | None = Field(default=None, description="The server, if one is concerned.")
     field: str | None = Field(default=None, description="The app config field that is not supported.")
+    uri: str | None = Field(default=None, description="The resource the server does not accept a subscription to.")
 
 
 class TransportNotAllowedErrorData(ErrorDetails):
@@ -269,8 +270,9 @@ class UpstreamErrorData(ErrorDetails):
     """The MCP server answered with an error."""
 
     reason: Literal["upstreamError"]
-    mcp_code: int | None = Field(default=None, description="The server's JSON-RPC error code.")
-    mcp_message: str | None = Field(default=None, description="The server's error message.")
+    server: str = Field(description="The server that answered.")
+    mcp_code: int = Field(description="The server's JSON-RPC error code.")
+    mcp_message: str = Field(description="The server's error message.")
 
 
 class InvalidOutputErrorData(ErrorDetails):

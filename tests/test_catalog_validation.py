@@ -61,3 +61,37 @@ def test_a_valid_list_is_still_checked_for_each_server_name() -> None:
 def test_text_that_is_not_valid_unicode_takes_the_plain_path() -> None:
     validated = validate_sdk_tools("fx", tools("a", description="x\ud800y"))
     assert validated[0].description == "x\ud800y"
+
+
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        ({"type": "object", "properties": {"a": {"type": "string"}}}, None),
+        ({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}, None),
+        ({"type": "strin"}, "is not valid"),
+        ({"$schema": "http://json-schema.org/draft-07/schema#", "required": "x"}, "'x' is not of type 'array'"),
+        ({"$schema": "https://schemas.example.com/custom", "minimum": "x"}, "'x' is not of type 'number'"),
+        ([1], "is not an object"),
+    ],
+)
+def test_schema_problems_are_worded_by_jsonschema(schema: Any, problem: str | None) -> None:
+    """The fast check answers only a valid schema of a dialect it carries (an unknown ``$schema`` is never fetched:
+    the authority, which works offline, decides and words it)."""
+    from mcp_runtime.catalog.schemas import schema_problem
+
+    found = schema_problem(schema)
+    assert found is None if problem is None else problem in (found or ""), found
+
+
+def test_a_seen_list_is_forgotten_with_the_sessions_that_held_it() -> None:
+    """Validated lists are kept by digest while live: one no session holds is not kept for its text."""
+    import gc
+
+    from mcp_runtime.session import refresh
+
+    listed = validate_sdk_tools("fx", tools("forgotten"))
+    assert any(shared is listed for shared in refresh._VALIDATED.values())
+    assert all(len(key) == 32 for key in refresh._VALIDATED.keys())
+    del listed
+    gc.collect()
+    assert not any([t.name for t in shared] == ["forgotten"] for shared in refresh._VALIDATED.values())

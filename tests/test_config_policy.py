@@ -227,13 +227,42 @@ def test_redacted_values_are_restored_from_the_stored_config() -> None:
     from mcp_runtime.config.edits import patched, restore_redacted
 
     stored = parse_server_config("a", {"command": "x", "env": {"K": "secret", "L": "1"}})
-    sent = parse_server_config("a", {"command": "y", "env": {"K": "***", "L": "2"}})
+    sent = parse_server_config("a", {"command": "x", "env": {"K": "***", "L": "2"}, "description": "d"})
     assert restore_redacted(sent, stored).env == {"K": "secret", "L": "2"}
     with pytest.raises(AppError) as err:
-        restore_redacted(parse_server_config("a", {"command": "y", "env": {"M": "***"}}), stored)
+        restore_redacted(parse_server_config("a", {"command": "x", "env": {"M": "***"}}), stored)
     assert (err.value.reason, err.value.details["path"]) == ("redactedValue", "config.env.M")
     web = parse_server_config("w", {"type": "http", "url": "https://w.example.com", "headers": {"X-Title": "t"}})
     assert patched("w", web, {"headers": {"X-Title": "***"}, "enabled": False}).headers == {"X-Title": "t"}
+
+
+@pytest.mark.parametrize(
+    ("stored", "edit"),
+    [
+        ({"command": "x", "env": {"K": "s"}}, {"command": "y"}),
+        ({"command": "x", "env": {"K": "s"}}, {"args": ["--other"]}),
+        ({"command": "x", "args": ["a"], "env": {"K": "s"}}, {"args": ["a", "b"]}),
+        ({"type": "http", "url": "https://w.example.com/mcp", "headers": {"X-T": "s"}}, {"url": "https://e.example.com/mcp"}),
+        ({"type": "http", "url": "https://w.example.com/mcp", "headers": {"X-T": "s"}}, {"url": "https://w.example.com:444/mcp"}),
+        ({"type": "http", "url": "https://w.example.com/mcp", "headers": {"X-T": "s"}}, {"url": "https://w.example.com/x"}),
+    ],
+)  # fmt: skip
+def test_a_kept_value_never_moves_to_a_new_destination(stored: dict[str, Any], edit: dict[str, Any]) -> None:
+    from mcp_runtime.config.edits import patched, redacted, restore_redacted
+
+    old = parse_server_config("a", stored)
+    field = "env" if old.type == "stdio" else "headers"
+    key = next(iter(stored[field]))
+    for attempt in (
+        lambda: restore_redacted(parse_server_config("a", {**redacted(old), **edit}), old),
+        lambda: patched("a", old, edit),
+        lambda: patched("a", old, {**edit, field: {key: "***"}}),
+    ):
+        with pytest.raises(AppError) as err:
+            attempt()
+        assert (err.value.reason, err.value.details["path"]) == ("redactedValue", f"config.{field}.{key}")
+    assert getattr(patched("a", old, {**edit, field: {key: "new"}}), field) == {key: "new"}
+    assert getattr(patched("a", old, {**edit, field: None}), field) == {}
 
 
 def test_policy_options() -> None:

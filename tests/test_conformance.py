@@ -21,7 +21,7 @@ def test_what_the_daemon_builds_conforms() -> None:
     checks = conformance()
     initialize = json.loads(initialize_line(1, ("app", "1"), "/d"))
     assert checks.problem(initialize, _method_is("initialize")) is None
-    for error in (AppError("unknownServer", "no server named 'x'", name="x"), AppError("internal", "internal error")):
+    for error in (AppError("unknownServer", "no server named 'x'", server="x"), AppError("internal", "internal error")):
         assert checks.problem({"jsonrpc": "2.0", "id": 2, "error": error.to_error()}, _method_is(None)) is None
     assert checks.problem({"jsonrpc": "2.0", "id": 3, "result": {"data": []}}, _method_is("mcpServer/list")) is None
 

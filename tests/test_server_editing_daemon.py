@@ -134,7 +134,7 @@ def test_patch_is_validated_as_a_whole(daemon: Daemon, data_dir: Path) -> None:
     neither = error_of(daemon, "mcpServer/update", {"name": "ev"})
     assert both.reason == neither.reason == "invalidParams"
     missing = error_of(daemon, "mcpServer/update", {"name": "nope", "patch": {"enabled": False}})
-    assert (missing.reason, missing.data["name"]) == ("unknownServer", "nope")
+    assert (missing.reason, missing.data["server"]) == ("unknownServer", "nope")
     assert (data_dir / "mcps.json").read_text() == before
 
 
@@ -145,7 +145,7 @@ def test_list_by_names(daemon: Daemon) -> None:
     assert [s["name"] for s in data] == ["c", "a"]
     assert daemon.request("mcpServer/list", {"names": []})["data"] == []
     err = error_of(daemon, "mcpServer/list", {"names": ["a", "zz"]})
-    assert (err.code, err.reason, err.data["name"]) == (-32010, "unknownServer", "zz")
+    assert (err.code, err.reason, err.data["server"]) == (-32010, "unknownServer", "zz")
 
 
 def test_list_shows_the_config_as_written(daemon: Daemon) -> None:

@@ -3,7 +3,8 @@
 A malformed reply carrying the id of a call in flight fails that call at once with ``invalidOutput`` and
 ``data.detail``; a line that is not JSON is skipped and counted, and the connection keeps working. The tool
 timeout is far longer than the client's wait, so a call that waited it out fails the test with a TimeoutError,
-never by a timing assertion. Non-finite numbers in arguments are refused before anything reaches the server.
+never by a timing assertion. Non-finite numbers in arguments are refused before anything reaches the server, and
+in a result's structuredContent they are invalidOutput.
 """
 
 from __future__ import annotations
@@ -170,3 +171,19 @@ def test_malformed_http_reply_fails_its_call_at_once(data_dir: Path, kind: str, 
         assert (failed.value.code, failed.value.reason) == (-32014, "invalidOutput"), failed.value
         assert said in failed.value.data["detail"] and len(failed.value.data["detail"]) <= 300
         assert echoed(echo(daemon, thread_id, "still here")) == "still here"
+
+
+@pytest.mark.parametrize("era", ["session", "session_2025"])
+def test_non_finite_structured_content_is_invalid_output(request: pytest.FixtureRequest, era: str) -> None:
+    """``NaN``/``Infinity`` are not JSON: they would reach the client as ``null``. The call is ``invalidOutput``,
+    with the result shown in ``data`` as every other invalidOutput shows it."""
+    daemon, thread_id, _ = request.getfixturevalue(era)
+    with pytest.raises(DaemonError) as failed:
+        echo(daemon, thread_id, "non-finite")
+    error = failed.value
+    assert (error.code, error.reason, error.data["server"]) == (-32014, "invalidOutput", "bad"), error
+    paths = sorted(issue["path"] for issue in error.data["errors"])
+    assert paths == ["huge", "peak", "ratio"], error.data
+    assert error.data["result"]["content"] == [{"type": "text", "text": "n"}]
+    assert error.data["result"]["structuredContent"]["ok"] == 1.5
+    assert echoed(echo(daemon, thread_id, "still here")) == "still here"

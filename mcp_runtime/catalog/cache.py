@@ -15,19 +15,41 @@ from protocol.tool import ToolView
 VISIBLE_CACHE_SIZE = 64
 SEARCH_CACHE_SIZE = 256
 """Answers kept per catalog generation; past this many distinct (context, query, limit) the cache starts over."""
+SEARCH_CACHE_BYTES = 8 * 1024 * 1024
+"""...or past this many bytes of kept encodings: an answer of tools with large schemas is large."""
+
+
+class _Spent:
+    """Bytes of encodings the kept answers hold."""
+
+    __slots__ = ("bytes",)
+
+    def __init__(self) -> None:
+        self.bytes = 0
 
 
 class SearchAnswer:
     """One kept search answer: the tools, the selected names not found, and its wire encoding, which the first
-    reader that sends it stores (the cache drops all three with its generation). Shared: the tools and names
-    are never changed."""
+    reader that sends it stores (the cache drops all three with its generation, and counts the encodings'
+    bytes). Shared: the tools and names are never changed."""
 
-    __slots__ = ("encoded", "missing", "views")
+    __slots__ = ("_encoded", "_spent", "missing", "views")
 
-    def __init__(self, views: list[ToolView], missing: list[str]) -> None:
+    def __init__(self, views: list[ToolView], missing: list[str], spent: _Spent | None = None) -> None:
         self.views = views
         self.missing = missing
-        self.encoded: bytes | None = None
+        self._encoded: bytes | None = None
+        self._spent = spent
+
+    @property
+    def encoded(self) -> bytes | None:
+        return self._encoded
+
+    @encoded.setter
+    def encoded(self, value: bytes | None) -> None:
+        if self._spent is not None:
+            self._spent.bytes += len(value or b"") - len(self._encoded or b"")
+        self._encoded = value
 
 
 class CatalogCache:
@@ -42,6 +64,11 @@ class CatalogCache:
         self._index: ToolIndex | None = None
         self._visible: dict[tuple[Any, ...], tuple[list[ToolView], frozenset[str]]] = {}
         self._answers: dict[tuple[Any, ...], SearchAnswer] = {}
+        self._spent = _Spent()
+
+    def _clear_answers(self) -> None:
+        self._answers.clear()
+        self._spent = _Spent()  # answers already handed out count against the old one
 
     def update(self, servers: dict[str, tuple[McpServerConfig, Sequence[McpTool]]]) -> None:
         changed = set(self._servers) != set(servers)
@@ -55,7 +82,14 @@ class CatalogCache:
         if changed:
             self._index = None
             self._visible.clear()
-            self._answers.clear()
+            self._clear_answers()
+
+    def forget(self, server: str) -> None:
+        """A stopped server: its views (and the tool list they come from) go now, not at the next read."""
+        if self._servers.pop(server, None) is not None:
+            self._index = None
+            self._visible.clear()
+            self._clear_answers()
 
     def views(self, server: str | None = None) -> list[ToolView]:
         if server is not None:
@@ -108,9 +142,10 @@ class CatalogCache:
             _, visible = self.visible(
                 caller=caller, include_deferred=True, allowed_tools=allowed_tools, disabled_tools=disabled_tools
             )
-            if len(self._answers) >= SEARCH_CACHE_SIZE:
-                self._answers.clear()
-            hit = self._answers[key] = SearchAnswer(*self.index().search(query, limit, visible=visible))
+            if len(self._answers) >= SEARCH_CACHE_SIZE or self._spent.bytes > SEARCH_CACHE_BYTES:
+                self._clear_answers()
+            views, missing = self.index().search(query, limit, visible=visible)
+            hit = self._answers[key] = SearchAnswer(views, missing, self._spent)
         return hit
 
 

@@ -43,6 +43,45 @@ def validator(schema: dict[str, Any]) -> SchemaCheck:
     return SchemaCheck(schema)
 
 
+_KNOWN_DIALECTS = frozenset(
+    f"{base}{end}"
+    for base in (
+        "http://json-schema.org/draft-04/schema",
+        "http://json-schema.org/draft-06/schema",
+        "http://json-schema.org/draft-07/schema",
+        "https://json-schema.org/draft/2019-09/schema",
+        "https://json-schema.org/draft/2020-12/schema",
+    )
+    for end in ("", "#")
+)
+"""Meta-schemas ``jsonschema-rs`` carries: any other ``$schema`` would make it try to fetch one."""
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why a tool's JSON Schema is invalid, or None.
+
+    ``jsonschema-rs`` answers the common case, a valid schema, in a fraction of what ``jsonschema`` (the
+    authority, which words the problem) takes: a server may send large schemas on every ``list_changed``, so the
+    check must cost little per byte and need no cache keyed by what was seen.
+    """
+    if not isinstance(schema, dict):
+        return "is not an object"
+    dialect = schema.get("$schema")
+    if dialect is None or dialect in _KNOWN_DIALECTS:
+        import jsonschema_rs
+
+        if jsonschema_rs.meta.is_valid(schema):
+            return None
+    from jsonschema import SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        return exc.message[:200]
+    return None
+
+
 def non_finite(value: Any, limit: int = 20) -> list[dict[str, str]]:
     """Every NaN or ±Infinity in a JSON value, as ``{path, message}``.
 

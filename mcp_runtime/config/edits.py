@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from mcp_runtime.config.rules import CONFIG_ADAPTER, parse_server_config
 from protocol.config import McpServerConfig, as_written
@@ -33,10 +34,31 @@ def redacted(config: McpServerConfig) -> dict[str, Any]:
     return data
 
 
+def destination(config: McpServerConfig) -> tuple[Any, ...]:
+    """Where a server's secrets go: the program and its arguments, or the URL's origin and path."""
+    if config.type == "stdio":
+        return ("stdio", config.command, tuple(config.args))
+    url = urlsplit(config.url)
+    default_port = {"https": 443, "http": 80}.get(url.scheme.lower())
+    try:
+        port = url.port or default_port
+    except ValueError:  # a port the rules refuse; compared as written
+        port = url.netloc
+    return ("http", url.scheme.lower(), (url.hostname or "").lower(), port, url.path)
+
+
+def _moved(field: str, key: str, config: McpServerConfig, at: str) -> AppError:
+    what = "command or args" if config.type == "stdio" else "url"
+    path = f"{at}.{field}.{key}"
+    message = f"keeps a stored value but the server's {what} changed: send the value again"
+    return AppError("redactedValue", f"{path} {message}", path=path, errors=[{"path": path, "message": message}])
+
+
 def restore_redacted(config: McpServerConfig, stored: McpServerConfig | None, *, at: str = "config") -> McpServerConfig:
     """Lossless editing: each ``***`` keeps the stored value at the same env key or header name.
 
-    A ``***`` where nothing is stored is ``redactedValue`` (it would otherwise become the value).
+    A ``***`` where nothing is stored is ``redactedValue`` (it would otherwise become the value), and so is one
+    whose server now points elsewhere: a kept secret never follows a server to a new destination.
     """
     updates: dict[str, dict[str, str]] = {}
     for field in ("env", "headers"):
@@ -56,6 +78,8 @@ def restore_redacted(config: McpServerConfig, stored: McpServerConfig | None, *,
                     path=path,
                     errors=[{"path": path, "message": 'is "***" but no value is stored there'}],
                 )
+            if stored is not None and destination(config) != destination(stored):
+                raise _moved(field, key, config, at)
             restored[key] = kept[key]
         updates[field] = restored
     return config.model_copy(update=updates) if updates else config
@@ -75,6 +99,16 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 def patched(name: str, stored: McpServerConfig, patch: dict[str, Any]) -> McpServerConfig:
-    """``patch`` applied to the stored config as written, then validated as a whole (``***`` kept)."""
+    """``patch`` applied to the stored config as written, then validated as a whole (``***`` kept).
+
+    An env or header value the patch leaves in place is kept like a ``***``: only while the destination stays.
+    """
     config = parse_server_config(name, merge_patch(to_wire(stored), patch))
+    if config.type == stored.type and destination(config) != destination(stored):
+        for field in ("env", "headers"):
+            sent = patch.get(field)
+            given = {k for k, v in sent.items() if v != REDACTED} if isinstance(sent, dict) else set()
+            for key in getattr(config, field, None) or {}:
+                if key not in given and key in (getattr(stored, field, None) or {}):
+                    raise _moved(field, key, config, "config")
     return restore_redacted(config, stored)

@@ -167,8 +167,9 @@ def _check_stdio(config: StdioServerConfig) -> None:
         _check_env_name(variable, f"config.envVars.{index}")
     for variable in config.env:
         _check_env_name(variable, f"config.env.{variable}")
-    if any("\0" in part for part in (config.command, *config.args)):
-        raise AppError("invalidParams", "command and args must not contain NUL")
+    parts = [("config.command", config.command), *((f"config.args.{i}", arg) for i, arg in enumerate(config.args))]
+    if nul := [{"path": path, "message": "must not contain NUL"} for path, part in parts if "\0" in part]:
+        raise AppError("invalidParams", "command and args must not contain NUL", errors=nul)
     if config.cwd is not None and not config.cwd.startswith("/"):
         raise AppError(
             "invalidParams", "cwd must be absolute", errors=[{"path": "config.cwd", "message": "must be absolute"}]

@@ -175,9 +175,11 @@ class SlotOwner(ABC):
             return None
         return (found.st_ino, found.st_mtime_ns, found.st_size)
 
-    def _forget_row(self, name: str) -> None:
-        """A deleted server: its kept row (and the slot it holds on to) goes with it."""
+    def _forget_kept(self, name: str) -> None:
+        """A stopped or deleted server: what is kept about it (its row, its views, the slot and tools they hold
+        on to) goes with it, so memory follows what is live."""
         self._statuses.forget(name)
+        self.catalog.forget(name)
 
     def _build_row(
         self,

@@ -8,7 +8,9 @@ told one thing while the server gets another.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Awaitable, Callable
+import functools
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -16,13 +18,28 @@ import anyio
 import structlog
 
 from mcp_runtime.catalog.schemas import errors, non_finite, validator
-from protocol.elicitation import ElicitationRequest, ServerRequestResolved, ValidationIssue
+from protocol.elicitation import ElicitationFormSchema, ElicitationRequest, ServerRequestResolved, ValidationIssue
 
 log = structlog.get_logger("mcp_runtime.elicitation")
 
 Action = Literal["accept", "decline", "cancel"]
 INVALID_RESPONSE = "invalidElicitationResponse"
 MAX_ERRORS = 20
+
+
+@functools.cache
+def _form_check() -> Any:
+    """The published ``ElicitationFormSchema`` (MCP's primitive schema definitions), as a client's guard checks it:
+    a form outside it is declined upstream, never shown to a client that could not render it."""
+    import jsonschema_rs
+    from pydantic import TypeAdapter
+
+    from protocol.schema_export import WireSchema
+
+    schema = TypeAdapter(ElicitationFormSchema).json_schema(
+        by_alias=True, mode="serialization", schema_generator=WireSchema
+    )
+    return jsonschema_rs.validator_for(schema, validate_formats=False, offline=True)
 
 
 @dataclass(frozen=True)
@@ -87,6 +104,10 @@ def resolve_answer(answer: Any, schema: dict[str, Any]) -> Resolution:
     return Resolution("accept", content=content)
 
 
+SETTLE_S = 5.0
+"""How long an ended call waits for its elicitations to report how they ended (they only send a notification)."""
+
+
 @dataclass(eq=False)
 class Call:
     """One tool call in flight: who to ask when the server elicits, and the elicitations it is waiting on."""
@@ -96,10 +117,31 @@ class Call:
     turn_id: str | None
     ask: AskCallback | None
     elicitations: set[anyio.CancelScope] = field(default_factory=set)
+    _settled: anyio.Event | None = None
 
-    def cancel_elicitations(self) -> None:
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """An elicitation this call waits on, cancelled (and waited for) when the call ends."""
+        with anyio.CancelScope() as scope:
+            self.elicitations.add(scope)
+            try:
+                yield
+            finally:
+                self.elicitations.discard(scope)
+                if not self.elicitations and self._settled is not None:
+                    self._settled.set()
+
+    async def finish(self) -> None:
+        """The call ended (answered, timed out or cancelled): the elicitations still waiting are cancelled, and
+        the call's own answer waits until each has been resolved to its client (``serverRequest/resolved`` first,
+        on every path). In the 2025 era they run in the session's task, not the call's, hence the wait."""
+        if not self.elicitations:
+            return
+        self._settled = anyio.Event()
         for scope in tuple(self.elicitations):
             scope.cancel()
+        with anyio.move_on_after(SETTLE_S, shield=True):
+            await self._settled.wait()
 
 
 current_call: contextvars.ContextVar[Call | None] = contextvars.ContextVar("mcp_thread_call", default=None)
@@ -126,11 +168,14 @@ async def elicit(thread_id: str, server: str, call: Call | None, params: Any) ->
         log.info("elicitation declined: no single waiting call", server=server, thread_id=thread_id)
         return ElicitResult(action="decline")
     raw_schema = params.requested_schema
-    schema: dict[str, Any] = (
+    schema: Any = (
         raw_schema.model_dump(by_alias=True, mode="json", exclude_none=True)
         if hasattr(raw_schema, "model_dump")
-        else dict(raw_schema)
+        else raw_schema
     )
+    if not _form_check().is_valid(schema):
+        log.info("elicitation declined: the form is not MCP's primitive fields", server=server, thread_id=thread_id)
+        return ElicitResult(action="decline")
     request = ElicitationRequest(
         thread_id=thread_id,
         turn_id=call.turn_id,
@@ -140,10 +185,6 @@ async def elicit(thread_id: str, server: str, call: Call | None, params: Any) ->
         requested_schema=schema,
     )
     resolution = CANCELLED
-    with anyio.CancelScope() as scope:
-        call.elicitations.add(scope)
-        try:
-            resolution = await call.ask(request)
-        finally:
-            call.elicitations.discard(scope)
+    with call.waiting():
+        resolution = await call.ask(request)
     return resolution.result()

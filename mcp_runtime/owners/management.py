@@ -182,12 +182,13 @@ class McpClientManager(SlotOwner):
                 entry.slot = None
                 await slot.close()
             entry.attempts = 0
+            self._forget_kept(name)
 
     async def forget(self, name: str) -> None:
         """The server is being deleted: stop it and drop what is known about it."""
         await self._stop(name)
         self._entries.pop(name, None)
-        self._forget_row(name)
+        self._forget_kept(name)
 
     async def config_changed(self, name: str) -> None:
         """A stored config changed: a running slot is restarted with the new config (or stopped)."""

@@ -124,9 +124,11 @@ class StatusCache:
         return row
 
     def forget(self, name: str) -> None:
-        """A deleted server: its row (and the slot it holds on to) goes with it."""
+        """A stopped or deleted server: its row (and the slot it holds on to) goes with it, and so do the kept
+        answers that show it."""
         self._rows.pop(name, None)
         self._auth.pop(name, None)
+        self._answers.clear()
 
     def _encoded(self, row: ServerStatus, detail: Detail) -> bytes | memoryview:
         kept = self._rows.get(row.name)

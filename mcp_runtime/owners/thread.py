@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from mcp_runtime.catalog.names import full_name
-from mcp_runtime.catalog.schemas import errors, validator
+from mcp_runtime.catalog.schemas import errors, non_finite, validator
 from mcp_runtime.catalog.views import build_views, visible_for_context
 from mcp_runtime.events import EventSink
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
@@ -230,6 +230,8 @@ class McpThreadRuntime(SlotOwner):
         index = self._listed.get(name)
         if index is None or index[0] is not tools:
             index = self._listed[name] = (tools, {t.name: t for t in reversed(tools)})
+            for key in [key for key in self._specs if key[0] == name]:
+                del self._specs[key]  # validators of a list that is gone go with it
         listed = index[1].get(tool)
         if listed is None:
             raise AppError("unknownTool", f"server {name} has no tool {tool}", server=name, tool=tool)
@@ -286,8 +288,11 @@ class McpThreadRuntime(SlotOwner):
         finally:
             _elicitation.current_call.reset(token)
             entry.calls.remove(call)
-            call.cancel_elicitations()
+            await call.finish()
         result.pop("resultType", None)  # 2026-era envelope detail: results look the same in both eras
+        if non_json := non_finite(result.get("structuredContent")):  # it would reach the client as null
+            message = f"{tool} returned structuredContent with numbers JSON cannot carry"
+            raise AppError("invalidOutput", message, errors=non_json, result=result, server=server)
         projected = project(result, self._archive.new_ref)
         answer = tool_call_json(result, projected.projection)
         size = len(answer)
@@ -305,6 +310,7 @@ class McpThreadRuntime(SlotOwner):
                     f"{tool} returned structuredContent that does not match its output schema",
                     errors=output_errors,
                     result=result,
+                    server=server,
                 )
         if projected.entries:  # most results archive nothing: no worker-thread hop on the common path
             await anyio.to_thread.run_sync(self._archive.put, self.thread_id, projected.entries)

@@ -58,13 +58,8 @@ class ListenStream:
                     resource_subscriptions=uris,
                 ) as subscription:
                     honored = set(subscription.honored.resource_subscriptions or ())
-                    refused = any(uri not in honored for uri in uris)
-                    self._settle(
-                        generation,
-                        AppError("upstreamError", "the server did not accept the resource subscription")
-                        if refused
-                        else None,
-                    )
+                    refused = [uri for uri in uris if uri not in honored]
+                    self._settle(generation, self._refusal(refused[0]) if refused else None)
                     async with anyio.create_task_group() as tg:
 
                         async def drain(scope: anyio.CancelScope = tg.cancel_scope) -> None:
@@ -81,6 +76,12 @@ class ListenStream:
                 log.debug("subscriptions/listen failed", server=self._server, error=type(exc).__name__)
                 self._settle(generation, exc)
                 await changed.wait()
+
+    def _refusal(self, uri: str) -> AppError:
+        """The server acknowledged the stream without this URI: it does not subscribe to it. No MCP error was
+        answered (so not ``upstreamError``): the daemon fails closed rather than pretend to be subscribed."""
+        message = f"server {self._server} does not accept a subscription to this resource"
+        return AppError("unsupported", message, server=self._server, uri=uri)
 
     def _settle(self, generation: int, error: BaseException | None) -> None:
         self._done = generation

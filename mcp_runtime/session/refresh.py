@@ -8,6 +8,7 @@ changes under it.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import weakref
 from collections.abc import Awaitable, Callable, Iterable
@@ -17,6 +18,7 @@ import anyio
 import structlog
 
 from mcp_runtime.catalog.names import check_tool_names
+from mcp_runtime.catalog.schemas import schema_problem
 from mcp_runtime.limits import MAX_CATALOG_BYTES, MAX_DISCOVERY_PAGES, MAX_TOOLS_PER_SERVER
 from mcp_runtime.session.state import dump
 from protocol.jsonrpc import AppError
@@ -30,27 +32,11 @@ log = structlog.get_logger("mcp_runtime.catalog_refresh")
 
 REFRESH_DEBOUNCE_S = 0.05
 """Bursts of list_changed notifications collapse into one refresh."""
+REFRESH_PACE = 4.0
+"""After a refresh that took ``t``, the next waits ``REFRESH_PACE * t`` (at most ``MAX_REFRESH_PAUSE_S``): a server
+announcing changes without end keeps its refreshes to a fifth of the time, whatever it sends."""
+MAX_REFRESH_PAUSE_S = 2.0
 KINDS = frozenset({"tools", "prompts", "resources"})
-
-
-@functools.lru_cache(maxsize=4096)
-def _schema_problem(text: str) -> str | None:
-    """Why a JSON Schema (given as canonical JSON) is invalid, or None.
-
-    Checking against the 2020-12 meta-schema costs about a millisecond; servers repeat schemas across
-    tools, restarts and owners, so each distinct schema is checked once.
-    """
-    from jsonschema import SchemaError
-    from jsonschema.validators import validator_for
-
-    schema = json.loads(text)
-    if not isinstance(schema, dict):
-        return "is not an object"
-    try:
-        validator_for(schema).check_schema(schema)
-    except SchemaError as exc:
-        return exc.message[:200]
-    return None
 
 
 def _schemas_problem(tools: Iterable[tuple[str, Any, Any]]) -> None:
@@ -59,7 +45,7 @@ def _schemas_problem(tools: Iterable[tuple[str, Any, Any]]) -> None:
         for key, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
             if schema is None and key == "outputSchema":
                 continue
-            problem = _schema_problem(json.dumps(schema, sort_keys=True))
+            problem = schema_problem(schema)
             if problem is not None:
                 raise AppError("startupFailed", f"tool {name} has an invalid {key}: {problem}", tool=name)
 
@@ -88,8 +74,9 @@ class ToolList(list[McpTool]):
 
 
 _VALIDATED: weakref.WeakValueDictionary[bytes, ToolList] = weakref.WeakValueDictionary()
-"""Validated lists by their JSON while some session holds them: servers list the same tools on every connect
-(restarts, threads, several names for one server), so the schema checks and models are made once."""
+"""Validated lists by the digest of their JSON while some session holds them: servers list the same tools on
+every connect (restarts, threads, several names for one server), so the schema checks and models are made once,
+and a list no session holds any more is forgotten with it."""
 
 
 @functools.cache
@@ -109,10 +96,11 @@ def validate_sdk_tools(server: str, tools: list[Any]) -> list[McpTool]:
         return validate_tools(server, [dump(tool) for tool in tools])
     _check_limits(len(tools), len(text))
     check_tool_names(server, [tool.name for tool in tools])
-    shared = _VALIDATED.get(text)
+    digest = hashlib.sha256(text).digest()
+    shared = _VALIDATED.get(digest)
     if shared is None:
         _schemas_problem((tool.name, tool.input_schema, tool.output_schema) for tool in tools)
-        shared = _VALIDATED[text] = ToolList(ours.validate_json(text))
+        shared = _VALIDATED[digest] = ToolList(ours.validate_json(text))
     return shared
 
 
@@ -197,7 +185,11 @@ class CallGate:
 
 
 class CatalogRefresher:
-    """Debounced refresh of the dirty kinds; ``apply`` installs a result, ``fail`` ends the session."""
+    """Debounced, paced refresh of the dirty kinds; ``apply`` installs a result, ``fail`` ends the session.
+
+    A storm of ``list_changed`` is coalesced: at most one refresh runs and one is pending, however many
+    notifications arrive.
+    """
 
     def __init__(self, server: str, gate: CallGate) -> None:
         self._server = server
@@ -217,12 +209,14 @@ class CatalogRefresher:
     ) -> None:
         from mcp.shared.exceptions import MCPError
 
+        pause = REFRESH_DEBOUNCE_S
         while True:
             await self._event.wait()
-            await anyio.sleep(REFRESH_DEBOUNCE_S)
+            await anyio.sleep(pause)
             await self._gate.idle()
             self._event = anyio.Event()
             kinds, self._dirty = self._dirty, set()
+            began = anyio.current_time()
             try:
                 catalog = await fetch_catalog(session, self._server, kinds)
             except AppError as exc:
@@ -230,5 +224,7 @@ class CatalogRefresher:
                 return
             except (MCPError, TimeoutError) as exc:
                 log.warning("catalog refresh failed", server=self._server, error=type(exc).__name__)
-                continue
-            apply(kinds, catalog)
+            else:
+                apply(kinds, catalog)
+            took = anyio.current_time() - began
+            pause = max(REFRESH_DEBOUNCE_S, min(MAX_REFRESH_PAUSE_S, REFRESH_PACE * took))

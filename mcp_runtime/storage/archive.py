@@ -3,19 +3,21 @@ call writes it and ``thread/context/read`` pages it back, through the same objec
 
 ``<dataDir>/threads/<threadId>.archive/<ref>`` holds one entry per file (a one-line JSON header, then the
 stored bytes), written whole or not at all and opened only relative to folder descriptors with
-``O_NOFOLLOW``, so a planted symlink is ``unsafePath`` and nothing goes through it. The methods are blocking
-file I/O: callers run them off the event loop (``anyio.to_thread``).
+``O_NOFOLLOW``, so a planted symlink is ``unsafePath`` and nothing goes through it. Whatever else is planted
+there (a folder, a FIFO) is ``unsafePath`` too, is opened without blocking, and is neither counted nor removed:
+the caps count and evict only the archive's own regular files, so they hold however the folder was tampered
+with. The methods are blocking file I/O: callers run them off the event loop (``anyio.to_thread``).
 """
 
 from __future__ import annotations
 
 import base64
-import errno
 import hashlib
 import json
 import os
 import re
 import secrets
+import stat
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -28,10 +30,14 @@ from protocol.jsonrpc import AppError
 from protocol.thread import ContextReadResult
 
 ARCHIVE_CAP_BYTES = 256 * 1024 * 1024
+DATA_DIR_CAP_BYTES = 1024 * 1024 * 1024
 _REF = re.compile(r"ctx_[0-9]{20}_[0-9a-f]{8}")
 _THREAD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_ARCHIVE_FOLDER = re.compile(r"([A-Za-z0-9_-]{1,64})\.archive")
 _TEMP_PREFIX = ".tmp-"
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+"""A FIFO planted where an entry or a folder should be is opened without waiting for a writer."""
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _NONBLOCK
 _HEADER_MAX = 4096
 
 Kind = Literal["text", "image", "audio", "resource"]
@@ -92,20 +98,51 @@ def whole_characters(data: bytes, limit: int) -> bytes:
     return data[:end]
 
 
+def _own_entries(folder: int) -> list[tuple[str, int]]:
+    """The archive's own entries in a folder, oldest first, with their sizes: regular files with a ref's name."""
+    found = []
+    for entry in os.scandir(folder):
+        if not _REF.fullmatch(entry.name):
+            continue
+        try:
+            found_stat = entry.stat(follow_symlinks=False)
+        except OSError:  # removed meanwhile
+            continue
+        if stat.S_ISREG(found_stat.st_mode):
+            found.append((entry.name, found_stat.st_size))
+    return sorted(found)
+
+
+def _remove(folder: int, name: str) -> bool:
+    """Unlink one of the archive's entries; False when it is gone or not a file (swapped for a folder)."""
+    try:
+        os.unlink(name, dir_fd=folder)
+    except OSError:
+        return False
+    return True
+
+
 class ThreadArchive:
     """Every thread's archive under one ``threads`` folder; safe to use from several worker threads.
 
     Each thread's archive is capped: after a write its oldest entries are dropped until it fits (refs sort by
-    creation time, so "oldest" is a name order).
+    creation time, so "oldest" is a name order). All archives together are capped too: past that, the archives
+    written to longest ago are removed whole, an archived thread's like any other.
     """
 
-    def __init__(self, directory: Path, cap_bytes: int = ARCHIVE_CAP_BYTES) -> None:
+    def __init__(
+        self, directory: Path, cap_bytes: int = ARCHIVE_CAP_BYTES, data_dir_cap_bytes: int = DATA_DIR_CAP_BYTES
+    ) -> None:
         self.directory = directory
         self.cap_bytes = cap_bytes
+        self.data_dir_cap_bytes = data_dir_cap_bytes
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
         self._last_ns = 0
         self._swept: set[str] = set()
+        self._usage: dict[str, tuple[str, int]] | None = None
+        """Per thread: its newest ref and its bytes on disk; read from disk at the first write, then kept."""
+        self._usage_guard = threading.Lock()
 
     # ------------------------------------------------------------------ refs
 
@@ -163,13 +200,14 @@ class ThreadArchive:
     def _sweep_temps(folder: int) -> None:
         """Temp files a killed daemon left behind are removed the first time the archive is opened."""
         for entry in os.scandir(folder):
-            if entry.name.startswith(_TEMP_PREFIX):
-                os.unlink(entry.name, dir_fd=folder)
+            if entry.name.startswith(_TEMP_PREFIX) and entry.is_file(follow_symlinks=False):
+                _remove(folder, entry.name)
 
     # ----------------------------------------------------------------- write
 
     def put(self, thread_id: str, entries: Sequence[tuple[Stored, bytes]]) -> None:
-        """Store ``entries`` durably, then drop the thread's oldest other entries until the cap holds."""
+        """Store ``entries`` durably, then drop the thread's oldest other entries until its cap holds, then other
+        threads' archives until the data dir's cap holds."""
         if not entries:
             return
         incoming = sum(len(data) + _HEADER_MAX for _, data in entries)
@@ -177,12 +215,14 @@ class ThreadArchive:
             raise AppError(
                 "responseTooLarge", f"the result's archive entries exceed the per-thread cap of {self.cap_bytes}"
             )
-        with self._lock(thread_id), self._folder(thread_id, create=True) as folder:
-            assert folder is not None
-            for meta, data in entries:
-                self._write(folder, meta, data)
-            os.fsync(folder)
-            self._enforce_cap(folder, {meta.ref for meta, _ in entries})
+        with self._lock(thread_id):
+            with self._folder(thread_id, create=True) as folder:
+                assert folder is not None
+                for meta, data in entries:
+                    self._write(folder, meta, data)
+                os.fsync(folder)
+                kept = self._enforce_cap(folder, {meta.ref for meta, _ in entries})
+            self._enforce_data_dir_cap(thread_id, kept)
 
     @staticmethod
     def _write(folder: int, meta: Stored, data: bytes) -> None:
@@ -204,24 +244,96 @@ class ThreadArchive:
                 pass
             raise
 
-    def _enforce_cap(self, folder: int, keep: set[str]) -> None:
-        sizes = sorted(
-            (entry.name, entry.stat(follow_symlinks=False).st_size)
-            for entry in os.scandir(folder)
-            if _REF.fullmatch(entry.name)
-        )
-        total = sum(size for _, size in sizes)
+    def _enforce_cap(self, folder: int, keep: set[str]) -> list[tuple[str, int]]:
+        """Drop the oldest entries (not ``keep``) until the thread's cap holds; the entries left."""
+        entries = _own_entries(folder)
+        total = sum(size for _, size in entries)
+        left = []
         dropped = False
-        for name, size in sizes:
-            if total <= self.cap_bytes:
-                break
-            if name in keep:
-                continue
-            os.unlink(name, dir_fd=folder)
-            total -= size
-            dropped = True
+        for name, size in entries:
+            if total > self.cap_bytes and name not in keep and _remove(folder, name):
+                total -= size
+                dropped = True
+            else:
+                left.append((name, size))
         if dropped:
             os.fsync(folder)
+        return left
+
+    # -------------------------------------------------------- data dir's cap
+
+    def _scan_usage(self) -> dict[str, tuple[str, int]]:
+        """Every thread archive's newest ref and bytes, from disk (planted folders and files left out)."""
+        usage: dict[str, tuple[str, int]] = {}
+        parent = self._open_dir(self.directory)
+        if parent is None:
+            return usage
+        try:
+            for entry in os.scandir(parent):
+                match = _ARCHIVE_FOLDER.fullmatch(entry.name)
+                if match is None or not entry.is_dir(follow_symlinks=False):
+                    continue
+                try:
+                    folder = self._open_dir(entry.name, parent)
+                except AppError:
+                    continue
+                if folder is None:
+                    continue
+                try:
+                    entries = _own_entries(folder)
+                finally:
+                    os.close(folder)
+                if entries:
+                    usage[match.group(1)] = (entries[-1][0], sum(size for _, size in entries))
+        finally:
+            os.close(parent)
+        return usage
+
+    def _enforce_data_dir_cap(self, thread_id: str, entries: list[tuple[str, int]]) -> None:
+        """Record the thread's archive, then remove the archives written to longest ago (never this one) until
+        all of them fit the data dir's cap. An archive being written by another worker is passed over."""
+        with self._usage_guard:
+            if self._usage is None:
+                self._usage = self._scan_usage()
+            usage = self._usage
+            if entries:
+                usage[thread_id] = (entries[-1][0], sum(size for _, size in entries))
+            else:
+                usage.pop(thread_id, None)
+            total = sum(size for _, size in usage.values())
+            if total <= self.data_dir_cap_bytes:
+                return
+            for _, victim in sorted((newest, other) for other, (newest, _) in usage.items() if other != thread_id):
+                lock = self._lock(victim)
+                if not lock.acquire(blocking=False):
+                    continue
+                before = usage[victim][1]
+                try:
+                    total -= before - self._evict_all(victim)
+                finally:
+                    lock.release()
+                if total <= self.data_dir_cap_bytes:
+                    return
+
+    def _evict_all(self, thread_id: str) -> int:
+        """Remove every entry of a thread's archive; the bytes that could not be removed (and stay counted)."""
+        usage = self._usage
+        assert usage is not None
+        left = 0
+        try:
+            with self._folder(thread_id, create=False) as folder:
+                if folder is not None:
+                    for name, size in _own_entries(folder):
+                        if not _remove(folder, name):
+                            left += size
+                    os.fsync(folder)
+        except AppError:  # the folder was swapped for something planted: nothing of ours is reachable there
+            left = 0
+        if left:
+            usage[thread_id] = (usage[thread_id][0], left)
+        else:
+            usage.pop(thread_id, None)
+        return left
 
     # ------------------------------------------------------------------ read
 
@@ -249,13 +361,14 @@ class ThreadArchive:
             if folder is None:
                 raise missing
             try:
-                fd = os.open(ref, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
+                fd = os.open(ref, os.O_RDONLY | os.O_NOFOLLOW | _NONBLOCK, dir_fd=folder)
             except FileNotFoundError as exc:
                 raise missing from exc
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise _unsafe(self.directory / ref) from exc
-                raise
+            except OSError as exc:  # a symlink (ELOOP), a socket, a file the daemon may not read
+                raise _unsafe(self.directory / ref) from exc
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a planted folder or FIFO: never read, never waited on
+            os.close(fd)
+            raise _unsafe(self.directory / ref)
         with os.fdopen(fd, "rb") as handle:
             header_line = handle.readline(_HEADER_MAX)
             try:

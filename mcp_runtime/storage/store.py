@@ -153,7 +153,7 @@ class ConfigStore:
     def require(self, name: str) -> StoredServer:
         server = self.get(name)
         if server is None:
-            raise AppError("unknownServer", f"no server named {name!r}", name=name)
+            raise AppError("unknownServer", f"no server named {name!r}", server=name)
         return server
 
     def _mutate(self, apply: Callable[[dict[str, StoredServer]], dict[str, StoredServer | None]]) -> None:
@@ -208,7 +208,7 @@ class ConfigStore:
         def apply(servers: dict[str, StoredServer]) -> dict[str, StoredServer | None]:
             current = servers.get(name)
             if current is None:
-                raise AppError("unknownServer", f"no server named {name!r}", name=name)
+                raise AppError("unknownServer", f"no server named {name!r}", server=name)
             if expected is not None and expected != current.revision:
                 raise AppError(
                     "revisionMismatch",
@@ -244,7 +244,7 @@ class ConfigStore:
     def delete(self, name: str) -> None:
         def apply(servers: dict[str, StoredServer]) -> dict[str, StoredServer | None]:
             if name not in servers:
-                raise AppError("unknownServer", f"no server named {name!r}", name=name)
+                raise AppError("unknownServer", f"no server named {name!r}", server=name)
             return {name: None}
 
         self._mutate(apply)

@@ -1939,14 +1939,12 @@ export interface UnknownResourceErrorData {
   path?: string;
 }
 
-/** No server has this name (in the store: `name`; on a connection or in a thread: `server`). */
+/** No server has this name (in the store, on a connection or in a thread). */
 export interface UnknownServerErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
   reason: "unknownServer";
-  /** The MCP server the error is about, if one is. */
-  server?: string;
-  /** The name given to a store method. */
-  name?: string;
+  /** The server name given. */
+  server: string;
 }
 
 /** No thread has this id. */
@@ -1959,7 +1957,7 @@ export interface UnknownThreadErrorData {
   threadId: string;
 }
 
-/** Something this daemon does not do (and does not pretend to). */
+/** Something this daemon (or, for a resource subscription, the server) does not do, and does not pretend to. */
 export interface UnsupportedErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
   reason: "unsupported";
@@ -1969,6 +1967,8 @@ export interface UnsupportedErrorData {
   name?: string;
   /** The app config field that is not supported. */
   field?: string;
+  /** The resource the server does not accept a subscription to. */
+  uri?: string;
 }
 
 /** The values a multiple choice offers. */
@@ -2015,12 +2015,12 @@ export interface UntitledSingleSelectEnumSchema {
 export interface UpstreamErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
   reason: "upstreamError";
-  /** The MCP server the error is about, if one is. */
-  server?: string;
+  /** The server that answered. */
+  server: string;
   /** The server's JSON-RPC error code. */
-  mcpCode?: number;
+  mcpCode: number;
   /** The server's error message. */
-  mcpMessage?: string;
+  mcpMessage: string;
 }
 
 /** One way a value misses what was asked: where (a dotted path, "" for the whole) and why, in plain words. */

@@ -257,6 +257,30 @@ def threads(smoke: Smoke, d: Daemon) -> None:
 
     smoke.check("threads", "elicitation round trip", elicitation)
 
+    def resolved_first(how: str) -> str:
+        """``serverRequest/resolved`` reaches the client before the call's error, in both eras (issue 26.3)."""
+        servers = {era: fixture_config(protocol=protocol) for era, protocol in (("e26", "2026-07-28"),
+                                                                                 ("e25", "2025-11-25"))}
+        thread_id = d.request("thread/start", {"mcpServers": servers, "strictMcpConfig": True})["thread"]["id"]
+        seen = []
+        for era in servers:
+            extra = {"timeoutMs": 1000} if how == "timeout" else {}
+            request = d.start_request("mcpServer/tool/call", {"threadId": thread_id, "server": era, "tool": "ask",
+                                                              "arguments": {"question": how}, **extra})
+            asked = d.wait_server_request("mcpServer/elicitation/request", 60)
+            if how == "cancel":
+                d.notify("$/cancelRequest", {"id": request})
+            before, response = until_response(d, request, lambda m, srv=asked["id"]: m.get(
+                "method") == "serverRequest/resolved" and m["params"]["requestId"] == srv, 60)
+            reason = response["error"]["data"]["reason"]
+            assert reason == ("timeout" if how == "timeout" else "cancelled"), response
+            assert [m["params"]["action"] for m in before] == ["cancel"], "resolved did not come before the error"
+            seen.append(f"{era}: resolved, then {reason}")
+        return "; ".join(seen)
+
+    smoke.check("threads", "resolved before timeout error", lambda: resolved_first("timeout"))
+    smoke.check("threads", "resolved before cancelled error", lambda: resolved_first("cancel"))
+
 
 def host(smoke: Smoke, d: Daemon) -> None:
     """What a host's settings page and turn loop meet (issue 11): lossless edits, patches, reads after start."""

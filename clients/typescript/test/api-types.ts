@@ -52,5 +52,5 @@ export function narrowing(error: unknown): string | undefined {
   const origin: string = error.data.origin;
   if (error.is("originNotAllowed")) return error.data.origin + origin;
   if (error.is("startupFailed")) return error.data.stderrTail;
-  return error.data.reason === "unknownServer" ? error.data.name : undefined;
+  return error.data.reason === "unknownServer" ? error.data.server : undefined;
 }

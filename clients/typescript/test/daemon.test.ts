@@ -111,7 +111,7 @@ describe("a client on the real daemon", () => {
     const listed = await client.request("mcpServer/list", { names: ["nope"] }).catch((error: unknown) => error);
     assert.ok(listed instanceof AppServerError && listed.is("unknownServer"));
     assert.equal(listed.code, ERROR_CODES.unknownServer);
-    assert.equal(listed.data.name, "nope");
+    assert.equal(listed.data.server, "nope");
     assert.equal(listed.method, "mcpServer/list");
 
     const called = await client

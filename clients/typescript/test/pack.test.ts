@@ -27,7 +27,7 @@ export async function use(client: AppServerClient, threadId: string): Promise<st
   try {
     await client.request("mcpServer/list", { names: ["nope"] });
   } catch (error) {
-    if (error instanceof AppServerError && error.is("unknownServer")) return error.data.name ?? "";
+    if (error instanceof AppServerError && error.is("unknownServer")) return error.data.server;
   }
   // @ts-expect-error mcpServer/create needs its params
   await client.request("mcpServer/create");
