@@ -16,6 +16,9 @@ from protocol.constants import NAME, TRANSPORTS, VERSION
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 EVENT_LOOPS = ("auto", "asyncio")
+PATH_FROM_SHELL = ("auto", "never")
+WATCH_CHILDREN = "watch-children"
+"""The hidden mode the daemon starts itself in as its child watcher (``mcp_runtime``'s orphan guard)."""
 
 
 class UsageError(Exception):
@@ -79,6 +82,12 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--stdio-sandbox", type=stdio_sandbox, default=(), metavar="JSON", help="argv prefix for every stdio server"
+    )
+    parser.add_argument(
+        "--path-from-shell",
+        default="auto",
+        choices=PATH_FROM_SHELL,
+        help="auto: also look stdio commands up in the login shell's PATH (read once, bounded)",
     )
     parser.add_argument(
         "--event-loop",

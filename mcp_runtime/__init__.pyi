@@ -10,6 +10,7 @@ from .config.edits import restore_redacted as restore_redacted
 from .config.edits import to_wire as to_wire
 from .config.policy import ConfigPolicy as ConfigPolicy
 from .config.policy import policy as policy
+from .config.policy import resolve_sandbox as resolve_sandbox
 from .config.policy import set_policy as set_policy
 from .config.rules import check_server as check_server
 from .config.rules import parse_server_config as parse_server_config
@@ -27,7 +28,9 @@ from .owners.elicitation import Resolution as Resolution
 from .owners.elicitation import resolve_answer as resolve_answer
 from .owners.management import McpClientManager as McpClientManager
 from .owners.thread import McpThreadRuntime as McpThreadRuntime
-from .session.stdio import kill_live_groups as kill_live_groups
+from .platform.watcher import kill_live_groups as kill_live_groups
+from .platform.watcher import use_child_watcher as use_child_watcher
+from .platform.watcher import watch_children as watch_children
 from .storage import safe_fs as safe_fs
 from .storage.archive import ThreadArchive as ThreadArchive
 from .storage.clock import utc_now as utc_now

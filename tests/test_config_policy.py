@@ -248,7 +248,8 @@ def test_policy_options() -> None:
     assert default.transports == {"stdio", "http"} and default.stdio_sandbox == ()
     policy = policy_of("--transports", " stdio ", "--stdio-sandbox", '["bwrap", "--die-with-parent"]')
     config = parse_server_config("a", {"command": "node", "args": ["s.js"]})
-    assert policy.stdio_argv(config) == ["bwrap", "--die-with-parent", "node", "s.js"]
+    assert policy.stdio_sandbox == ("bwrap", "--die-with-parent") and not policy.path_from_shell
+    assert [options.parse(argv).path_from_shell for argv in ([], ["--path-from-shell", "never"])] == ["auto", "never"]
     policy.check_transport(config, "a")
     with pytest.raises(AppError) as err:
         policy.check_transport(parse_server_config("w", {"type": "http", "url": "https://w.example.com"}), "w")
@@ -256,7 +257,7 @@ def test_policy_options() -> None:
         "transportNotAllowed", -32012, {"transport": "http", "name": "w"},
     )  # fmt: skip
     bad = [("--transports", "sse"), ("--transports", ","), ("--stdio-sandbox", "{"), ("--stdio-sandbox", "[]"),
-           ("--stdio-sandbox", '"bwrap"'), ("--stdio-sandbox", "[1]")]  # fmt: skip
+           ("--stdio-sandbox", '"bwrap"'), ("--stdio-sandbox", "[1]"), ("--path-from-shell", "always")]  # fmt: skip
     for argv in bad:
         with pytest.raises(options.UsageError):
             options.parse(argv)

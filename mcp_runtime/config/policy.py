@@ -1,11 +1,14 @@
-"""The deployment's config policy (SPEC §1 ``--transports``, ``--stdio-sandbox``), set once by the command line.
+"""The deployment's config policy (SPEC §1 ``--transports``, ``--stdio-sandbox``, ``--path-from-shell``), set once by
+the command line.
 
 It imports no model, so the command line sets it before any is loaded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+import shutil
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -13,7 +16,7 @@ from protocol.constants import TRANSPORTS
 from protocol.jsonrpc import AppError
 
 if TYPE_CHECKING:
-    from protocol.config import McpServerConfig, StdioServerConfig
+    from protocol.config import McpServerConfig
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,9 @@ class ConfigPolicy:
 
     transports: frozenset[str] = frozenset(TRANSPORTS)
     stdio_sandbox: tuple[str, ...] = ()
+    """The wrapper prefix of every stdio server, its first word an absolute path (:func:`resolve_sandbox`)."""
+    path_from_shell: bool = False
+    """Whether stdio commands are also looked up in the user's login-shell ``PATH`` (the command line's default)."""
 
     def check_transport(self, config: McpServerConfig, name: str | None = None) -> None:
         if config.type not in self.transports:
@@ -35,9 +41,16 @@ class ConfigPolicy:
         for name, config in servers:
             self.check_transport(config, name)
 
-    def stdio_argv(self, config: StdioServerConfig) -> list[str]:
-        """The argv a stdio server is spawned with: the host's sandbox prefix, then its command and args."""
-        return [*self.stdio_sandbox, config.command, *config.args]
+
+def resolve_sandbox(prefix: Sequence[str], path: str | None) -> tuple[str, ...]:
+    """``prefix`` with its wrapper named by absolute path, looked up once in the daemon's own ``path``: a config's
+    ``env.PATH`` can then never choose which wrapper runs. ``ValueError`` when it is not found."""
+    if not prefix:
+        return ()
+    found = shutil.which(prefix[0], path=path if path is not None else os.defpath)
+    if found is None:
+        raise ValueError(f"{prefix[0]} is not an executable found in the daemon's PATH")
+    return (os.path.abspath(found), *prefix[1:])
 
 
 _policy = ConfigPolicy()
