@@ -76,13 +76,6 @@ def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
         return 2
     set_policy(ConfigPolicy(args.transports, sandbox, path_from_shell=args.path_from_shell == "auto"))
     listen: tuple[Path, socket.socket] | None = None
-    if args.listen is not None and sys.platform == "win32":
-        print("mcp-app-server: --listen refused: Unix sockets are not supported on Windows", file=sys.stderr)
-        return 2
-    if sys.platform == "win32":
-        print(f"mcp-app-server: serving is not supported on Windows: {WINDOWS_GAPS}", file=sys.stderr)
-        return 2
-    use_child_watcher(_own_command(options.WATCH_CHILDREN))
     if args.listen is not None:
         path = Path(args.listen).absolute()
         from app_server.listener import SocketRefused, bind
@@ -92,6 +85,10 @@ def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
         except SocketRefused as refused:
             print(f"mcp-app-server: --listen refused: {refused}", file=sys.stderr)
             return 2
+    if sys.platform == "win32":
+        print(f"mcp-app-server: serving is not supported on Windows: {WINDOWS_GAPS}", file=sys.stderr)
+        return 2
+    use_child_watcher(_own_command(options.WATCH_CHILDREN))
     env = dict(os.environ)
     data_dir = Path(options.data_dir(args.data_dir, env))
     from mcp_runtime import safe_fs

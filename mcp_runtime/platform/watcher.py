@@ -65,6 +65,8 @@ class ChildGroups:
             self._pipe = None
 
     def _start(self, command: Sequence[str]) -> int | None:
+        if sys.platform == "win32":  # no process groups to kill (the daemon does not serve there)
+            return None
         read_end, write_end = os.pipe()
         try:
             self._process = subprocess.Popen(
