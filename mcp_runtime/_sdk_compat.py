@@ -106,7 +106,7 @@ def probe_bounded_client() -> type[Client]:
     class ProbeBoundedClient(plain_client()):  # type: ignore[misc]
         async def _build_session(self, exit_stack: Any) -> Any:
             session = await super()._build_session(exit_stack)
-            probe = session.send_discover
+            probe: Callable[[str], Awaitable[dict[str, Any]]] = session.send_discover
             first = True
 
             async def send_discover(version: str) -> dict[str, Any]:

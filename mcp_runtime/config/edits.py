@@ -18,7 +18,7 @@ def to_wire(config: McpServerConfig) -> dict[str, Any]:
 
 def normalized(config: McpServerConfig) -> dict[str, Any]:
     """The form two configs are compared in: defaults filled, sync targets and description ignored."""
-    data = CONFIG_ADAPTER.dump_python(config, mode="json")
+    data: dict[str, Any] = CONFIG_ADAPTER.dump_python(config, mode="json")
     data.pop("apps", None)
     data.pop("description", None)
     return data
