@@ -31,6 +31,7 @@ from .owners.thread import McpThreadRuntime as McpThreadRuntime
 from .platform.watcher import kill_live_groups as kill_live_groups
 from .platform.watcher import use_child_watcher as use_child_watcher
 from .platform.watcher import watch_children as watch_children
+from .session.stdio import login_folders as login_folders
 from .storage import safe_fs as safe_fs
 from .storage.archive import ThreadArchive as ThreadArchive
 from .storage.clock import utc_now as utc_now

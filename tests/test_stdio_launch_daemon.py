@@ -197,3 +197,29 @@ def test_never_reads_no_shell(data_dir: Path, tmp_path: Path) -> None:
             "mcpServer/startupStatus/updated", lambda p: p["name"] == "fx" and p["status"] == "failed"
         )
         assert failed["error"]["reason"] == "startupFailed"
+
+
+@posix_only
+def test_the_login_shell_runs_once_and_only_for_stdio_servers(data_dir: Path, tmp_path: Path) -> None:
+    """Read once for every start (two autostarted servers and a later one), and never by a daemon that starts no
+    stdio server."""
+    runs = tmp_path / "runs"
+    shell = executable(tmp_path / "shell", f'#!/bin/sh\necho run >> "{runs}"\nexec /bin/sh -c "$2"\n')
+    env = {"SHELL": str(shell), "PATH": f"/usr/bin{os.pathsep}/bin"}
+    with running_daemon(data_dir, env=env) as daemon:
+        daemon.initialize()
+        daemon.request("mcpServer/create", {"name": "web", "config": {"type": "http", "url": "https://w.example.com"}})
+        assert daemon.request("mcpServer/list")["data"]
+    assert not runs.exists()
+
+    servers = {name: fixture_config() for name in ("one", "two")}
+    (data_dir / "mcps.json").write_text(json.dumps({"version": 1, "mcpServers": servers}))
+    with running_daemon(data_dir, env=env) as daemon:
+        daemon.initialize()
+        for name in servers:
+            daemon.wait_notification(
+                "mcpServer/startupStatus/updated", lambda p, n=name: p["name"] == n and p["status"] == "ready", 60
+            )
+        daemon.request("mcpServer/create", {"name": "three", "config": fixture_config()})
+        daemon.request("mcpServer/start", {"name": "three"}, timeout=START_TIMEOUT)
+    assert runs.read_text() == "run\n"

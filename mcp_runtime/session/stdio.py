@@ -84,6 +84,12 @@ async def _read_pipe(limit: int) -> tuple[asyncio.StreamReader, asyncio.ReadTran
     return reader, transport, child_end
 
 
+async def login_folders() -> tuple[str, ...]:
+    """The folders the login shell adds to ``PATH`` under ``--path-from-shell auto`` (read once, shared by every
+    start), else none. Start-up calls it early when enabled stdio servers are to be autostarted."""
+    return await LOGIN_PATH.folders(os.environ) if policy().path_from_shell else ()
+
+
 class StdioTransport:
     """One child process speaking newline-delimited JSON-RPC on stdin/stdout, in its own process group.
 
@@ -122,9 +128,7 @@ class StdioTransport:
         config = self._config
         if sys.platform == "win32":
             raise AppError("unsupported", "stdio servers need POSIX process groups, which Windows does not have")
-        deployment = policy()
-        login = await LOGIN_PATH.folders(os.environ) if deployment.path_from_shell else ()
-        started = launch.plan(config, self._env, deployment.stdio_sandbox, login)
+        started = launch.plan(config, self._env, policy().stdio_sandbox, await login_folders())
         try:
             return await asyncio.create_subprocess_exec(
                 *started.argv,
