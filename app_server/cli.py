@@ -67,14 +67,9 @@ def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
 
         write_typescript(Path(args.out))
         return 0
-    from mcp_runtime import ConfigPolicy, resolve_sandbox, set_policy, use_child_watcher  # no pydantic loads here
+    from mcp_runtime import ConfigPolicy, set_policy, use_child_watcher  # no pydantic: initialize comes first
 
-    try:
-        sandbox = resolve_sandbox(args.stdio_sandbox, os.environ.get("PATH"))
-    except ValueError as refused:
-        print(f"mcp-app-server: --stdio-sandbox refused: {refused}", file=sys.stderr)
-        return 2
-    set_policy(ConfigPolicy(args.transports, sandbox, path_from_shell=args.path_from_shell == "auto"))
+    set_policy(ConfigPolicy(args.transports, args.stdio_sandbox, path_from_shell=args.path_from_shell == "auto"))
     listen: tuple[Path, socket.socket] | None = None
     if args.listen is not None:
         path = Path(args.listen).absolute()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 import pytest
@@ -246,9 +247,9 @@ def test_policy_options() -> None:
 
     default = policy_of()
     assert default.transports == {"stdio", "http"} and default.stdio_sandbox == ()
-    policy = policy_of("--transports", " stdio ", "--stdio-sandbox", '["bwrap", "--die-with-parent"]')
+    policy = policy_of("--transports", " stdio ", "--stdio-sandbox", '["env", "--die-with-parent"]')
     config = parse_server_config("a", {"command": "node", "args": ["s.js"]})
-    assert policy.stdio_sandbox == ("bwrap", "--die-with-parent") and not policy.path_from_shell
+    assert policy.stdio_sandbox == (shutil.which("env"), "--die-with-parent") and not policy.path_from_shell
     assert [options.parse(argv).path_from_shell for argv in ([], ["--path-from-shell", "never"])] == ["auto", "never"]
     policy.check_transport(config, "a")
     with pytest.raises(AppError) as err:

@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_runtime.config.policy import resolve_sandbox
+from app_server import options
 from mcp_runtime.config.rules import parse_server_config
 from mcp_runtime.platform import shell_path
 from mcp_runtime.platform.shell_path import LoginPath, parse, read_login_path
@@ -142,12 +142,14 @@ def test_the_launch_with_a_sandbox_passes_the_server_variables_as_arguments(monk
     assert err.value.reason == "startupFailed"
 
 
-def test_the_sandbox_wrapper_is_resolved_in_the_daemon_path(tmp_path: Path) -> None:
+def test_the_sandbox_wrapper_is_resolved_in_the_daemon_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     wrapper = executable(tmp_path / "bwrap", "#!/bin/sh\n")
-    assert resolve_sandbox(["bwrap", "--x"], str(tmp_path)) == (str(wrapper), "--x")
-    assert resolve_sandbox([], None) == ()
-    with pytest.raises(ValueError, match="bwrap"):
-        resolve_sandbox(["bwrap"], "/nonexistent")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert options.parse(["--stdio-sandbox", '["bwrap", "--x"]']).stdio_sandbox == (str(wrapper), "--x")
+    assert options.parse([]).stdio_sandbox == ()
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(options.UsageError, match="bwrap"):
+        options.parse(["--stdio-sandbox", '["bwrap"]'])
 
 
 @posix_only

@@ -6,9 +6,7 @@ It imports no model, so the command line sets it before any is loaded.
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,7 +23,7 @@ class ConfigPolicy:
 
     transports: frozenset[str] = frozenset(TRANSPORTS)
     stdio_sandbox: tuple[str, ...] = ()
-    """The wrapper prefix of every stdio server, its first word an absolute path (:func:`resolve_sandbox`)."""
+    """The wrapper prefix of every stdio server, its first word an absolute path (the command line resolves it)."""
     path_from_shell: bool = False
     """Whether stdio commands are also looked up in the user's login-shell ``PATH`` (the command line's default)."""
 
@@ -40,17 +38,6 @@ class ConfigPolicy:
     def check_all(self, servers: Iterable[tuple[str, McpServerConfig]]) -> None:
         for name, config in servers:
             self.check_transport(config, name)
-
-
-def resolve_sandbox(prefix: Sequence[str], path: str | None) -> tuple[str, ...]:
-    """``prefix`` with its wrapper named by absolute path, looked up once in the daemon's own ``path``: a config's
-    ``env.PATH`` can then never choose which wrapper runs. ``ValueError`` when it is not found."""
-    if not prefix:
-        return ()
-    found = shutil.which(prefix[0], path=path if path is not None else os.defpath)
-    if found is None:
-        raise ValueError(f"{prefix[0]} is not an executable found in the daemon's PATH")
-    return (os.path.abspath(found), *prefix[1:])
 
 
 _policy = ConfigPolicy()
