@@ -38,10 +38,10 @@ def safe_environment() -> dict[str, str]:
     return get_default_environment()
 
 
-def search_path(own: str | None, login: Iterable[str]) -> list[str]:
+def search_path(own: str, login: Iterable[str]) -> list[str]:
     """The daemon's ``PATH`` followed by the login shell's folders it lacks: absolute folders only, each once."""
     folders: list[str] = []
-    for folder in [*(own or "").split(os.pathsep), *login]:
+    for folder in [*own.split(os.pathsep), *login]:
         if os.path.isabs(folder) and folder not in folders:
             folders.append(folder)
     return folders
@@ -81,7 +81,7 @@ def plan(config: StdioServerConfig, env: Mapping[str, str], sandbox: Sequence[st
     """The launch of ``config``: ``env`` is the daemon's environment, ``sandbox`` the resolved wrapper prefix
     (empty for none), ``login`` the folders the login shell adds to ``PATH``."""
     base = safe_environment()
-    server_env = server_environment(config, env, base, search_path(base.get("PATH"), login))
+    server_env = server_environment(config, env, base, search_path(base.get("PATH", os.defpath), login))
     if not sandbox:
         executable = find_command(config.command, server_env.get("PATH", ""))
         return Launch(executable, [config.command, *config.args], server_env)
