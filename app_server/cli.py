@@ -31,6 +31,17 @@ FLUSH_S = 2.0
 """Shutdown: time for connections to flush their last output, while the MCP connections close."""
 
 
+WINDOWS_GAPS = "the data dir's guarantees need O_NOFOLLOW and dir_fd, stdio servers need process groups"
+"""What serving lacks on Windows (SPEC §10: type-checked and importable there, refused explicitly)."""
+
+
+def _own_command(*args: str) -> list[str]:
+    """This program started again with ``args``: the bundle's executable, or this Python running the package."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, *args]
+    return [sys.executable, "-m", "app_server", *args]
+
+
 def use_uvloop(choice: str) -> bool:
     """uvloop runs each loop pass in C, less CPU per wake-up; it is not built for Windows, where ``auto`` is
     asyncio's own loop."""
@@ -56,9 +67,9 @@ def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
 
         write_typescript(Path(args.out))
         return 0
-    from mcp_runtime import ConfigPolicy, set_policy  # no pydantic: initialize is answered before any model loads
+    from mcp_runtime import ConfigPolicy, set_policy, use_child_watcher  # no pydantic: initialize comes first
 
-    set_policy(ConfigPolicy(args.transports, args.stdio_sandbox))
+    set_policy(ConfigPolicy(args.transports, args.stdio_sandbox, path_from_shell=args.path_from_shell == "auto"))
     listen: tuple[Path, socket.socket] | None = None
     if args.listen is not None:
         path = Path(args.listen).absolute()
@@ -69,6 +80,10 @@ def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
         except SocketRefused as refused:
             print(f"mcp-app-server: --listen refused: {refused}", file=sys.stderr)
             return 2
+    if sys.platform == "win32":
+        print(f"mcp-app-server: serving is not supported on Windows: {WINDOWS_GAPS}", file=sys.stderr)
+        return 2
+    use_child_watcher(_own_command(options.WATCH_CHILDREN))
     env = dict(os.environ)
     data_dir = Path(options.data_dir(args.data_dir, env))
     from mcp_runtime import safe_fs

@@ -109,9 +109,14 @@ class Daemon:
             return
         self._autostarted = True
         try:
-            self.autostart = [server.name for server in self.store.list() if server.config.enabled]
+            enabled = [server for server in self.store.list() if server.config.enabled]
         except AppError:  # a store that cannot be read starts nothing; every store request reports why
             return
+        self.autostart = [server.name for server in enabled]
+        if any(server.config.type == "stdio" for server in enabled):
+            from mcp_runtime import login_folders  # the login shell runs while start-up loads, not before a start
+
+            self.spawner.spawn(login_folders, name="login-path")
         if self.autostart:
             from app_server.startup import autostart
 

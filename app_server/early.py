@@ -173,6 +173,10 @@ def begin(args: argparse.Namespace, env: Mapping[str, str]) -> EarlyStdio | None
 
 def launch() -> int:
     """The program (``python -m app_server`` and the ``mcp-app-server`` script)."""
+    if sys.argv[1:] == [options.WATCH_CHILDREN]:
+        from mcp_runtime import watch_children
+
+        return watch_children()
     collector.pause()
     try:
         args = options.parse(sys.argv[1:])

@@ -7,6 +7,7 @@ import contextlib
 import os
 import socket
 import stat
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,7 @@ def bind(path: Path) -> socket.socket:
     """Claim the path (refusing a non-socket or a live daemon's socket, replacing a stale one) and bind a 0600
     listening socket there; every failure is a ``SocketRefused`` with a one-line reason."""
     claim(path)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener = _unix_socket()
     old_umask = os.umask(0o177)
     try:
         listener.bind(str(path))
@@ -56,7 +57,7 @@ def claim(path: Path) -> None:
         raise SocketRefused(f"cannot inspect {path}: {exc.strerror}") from exc
     if not stat.S_ISSOCK(info.st_mode):
         raise SocketRefused(f"{path} exists and is not a socket")
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe = _unix_socket()
     probe.settimeout(PROBE_TIMEOUT_S)
     try:
         probe.connect(str(path))
@@ -68,6 +69,12 @@ def claim(path: Path) -> None:
     finally:
         probe.close()
     raise SocketRefused(f"a daemon is already listening on {path}")
+
+
+def _unix_socket() -> socket.socket:
+    if sys.platform == "win32":
+        raise SocketRefused("Unix sockets are not supported on Windows")
+    return socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 
 
 def _release(path: Path, identity: tuple[int, int]) -> None:
@@ -82,6 +89,8 @@ async def serve(
     daemon: Daemon, listener: socket.socket, path: Path, processors: set[Processor], *, task_status: TaskStatus
 ) -> None:
     """Accept client connections on the bound socket, each served like stdio, at most ``MAX_CONNECTIONS``."""
+    if sys.platform == "win32":  # bind refused it already
+        raise SocketRefused("Unix sockets are not supported on Windows")
     from app_server.processor import Processor
     from app_server.transport import Transport
 

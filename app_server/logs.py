@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from structlog.typing import Processor
 
 MAX_CHAINED = 16
 """Exceptions of one chain (causes, contexts, a group's members) written out at most."""
@@ -71,7 +74,7 @@ def _configure() -> None:
 
     import structlog
 
-    shared = [
+    shared: list[Processor] = [
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         _redact,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
@@ -16,6 +17,9 @@ from protocol.constants import NAME, TRANSPORTS, VERSION
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 EVENT_LOOPS = ("auto", "asyncio")
+PATH_FROM_SHELL = ("auto", "never")
+WATCH_CHILDREN = "watch-children"
+"""The hidden mode the daemon starts itself in as its child watcher (``mcp_runtime``'s orphan guard)."""
 
 
 class UsageError(Exception):
@@ -53,14 +57,18 @@ def transports(text: str) -> frozenset[str]:
 
 
 def stdio_sandbox(text: str) -> tuple[str, ...]:
-    """``--stdio-sandbox '["bwrap", ...]'``: the argv prefix of every stdio server."""
+    """``--stdio-sandbox '["bwrap", ...]'``: the argv prefix of every stdio server, its wrapper named by absolute
+    path, looked up here once in the daemon's own PATH: a server config's ``env.PATH`` never chooses it."""
     try:
         argv = json.loads(text)
     except ValueError:
         raise argparse.ArgumentTypeError("is not valid JSON") from None
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and a for a in argv):
         raise argparse.ArgumentTypeError("must be a JSON list of one or more non-empty strings")
-    return tuple(argv)
+    wrapper: str | None = shutil.which(argv[0])
+    if wrapper is None:
+        raise argparse.ArgumentTypeError(f"{argv[0]} is not an executable found in the daemon's PATH")
+    return (os.path.abspath(wrapper), *argv[1:])
 
 
 def parser() -> argparse.ArgumentParser:
@@ -79,6 +87,12 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--stdio-sandbox", type=stdio_sandbox, default=(), metavar="JSON", help="argv prefix for every stdio server"
+    )
+    parser.add_argument(
+        "--path-from-shell",
+        default="auto",
+        choices=PATH_FROM_SHELL,
+        help="auto: also look stdio commands up in the login shell's PATH (read once, bounded)",
     )
     parser.add_argument(
         "--event-loop",

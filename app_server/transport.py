@@ -8,10 +8,15 @@ in one pass of the event loop are joined into one system call (pipelined answers
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import os
 import stat
 import sys
+from typing import Any
+
+if sys.platform == "win32":
+    fcntl: Any = None  # no fcntl: _widen_pipe finds no F_SETPIPE_SZ and leaves the pipe as it is
+else:
+    import fcntl
 
 import anyio
 

@@ -11,7 +11,7 @@ import json
 import math
 import operator
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 from protocol.jsonrpc import AppError, RequestId
 
@@ -81,7 +81,7 @@ def has_lone_surrogate(value: Any) -> bool:
     return False
 
 
-def is_request_id(value: Any) -> bool:
+def is_request_id(value: Any) -> TypeGuard[str | int]:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 

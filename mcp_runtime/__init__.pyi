@@ -27,7 +27,10 @@ from .owners.elicitation import Resolution as Resolution
 from .owners.elicitation import resolve_answer as resolve_answer
 from .owners.management import McpClientManager as McpClientManager
 from .owners.thread import McpThreadRuntime as McpThreadRuntime
-from .session.stdio import kill_live_groups as kill_live_groups
+from .platform.watcher import kill_live_groups as kill_live_groups
+from .platform.watcher import use_child_watcher as use_child_watcher
+from .platform.watcher import watch_children as watch_children
+from .session.stdio import login_folders as login_folders
 from .storage import safe_fs as safe_fs
 from .storage.archive import ThreadArchive as ThreadArchive
 from .storage.clock import utc_now as utc_now

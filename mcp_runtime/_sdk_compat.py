@@ -1,8 +1,9 @@
 """Every use of a private member of the MCP SDK (and of ``httpx2``, its HTTP client), in one place.
 
 The SDK gives no public hook for some things the runtime needs (bounding the first ``server/discover`` probe,
-swapping the elicitation callback, driving input-required rounds of our own ``tools/call``, building and
-reading the token requests of a refresh or a client-credentials grant outside its auth flow);
+advertising form-only elicitation, swapping the elicitation callback, driving input-required rounds of our own
+``tools/call``, building and reading the token requests of a refresh or a client-credentials grant outside its
+auth flow);
 ``tests/test_sdk_compat.py`` asserts that each member below still exists with the shape used, so an SDK
 upgrade that moves one fails there, by name, instead of quietly in a session.
 """
@@ -30,6 +31,7 @@ AUTO_DISCOVER_TIMEOUT_S = 1.0
 PRIVATE_MEMBERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "Client._build_session": ("mcp.Client", ("self", "exit_stack")),
     "Client._drive_input_required": ("mcp.Client", ("self", "first", "retry")),
+    "ClientSession._build_capabilities": ("mcp.client.session.ClientSession", ("self", "version")),
     "ClientSession._elicitation_callback": ("mcp.client.session.ClientSession", ()),
     "OAuthClientProvider._refresh_token": ("mcp.client.auth.OAuthClientProvider", ("self",)),
     "OAuthClientProvider._handle_refresh_response": ("mcp.client.auth.OAuthClientProvider", ("self", "response")),
@@ -58,10 +60,36 @@ async def load_sdk() -> None:
         await anyio.to_thread.run_sync(_import_client_side)
 
 
+@functools.cache
 def plain_client() -> type[Client]:
+    """``Client`` whose sessions advertise elicitation as form-only (SPEC §5): with a callback, the SDK advertises
+    URL mode too, and a thread has no URL mode to forward (it declines every URL request)."""
     from mcp import Client
 
-    return Client
+    class FormOnlyClient(Client):
+        async def _build_session(self, exit_stack: Any) -> Any:
+            session = await super()._build_session(exit_stack)
+            advertise_form_elicitation_only(session)
+            return session
+
+    return FormOnlyClient
+
+
+def advertise_form_elicitation_only(session: ClientSession) -> None:
+    """Drop URL mode from the elicitation capability this session advertises, in every era (the handshake's
+    ``capabilities`` and the 2026 envelope's both come from ``_build_capabilities``)."""
+    import mcp_types as types
+
+    build = session._build_capabilities
+
+    def form_only(version: str) -> types.ClientCapabilities:
+        capabilities = build(version)
+        if capabilities.elicitation is None:
+            return capabilities
+        form = types.ElicitationCapability(form=types.FormElicitationCapability())
+        return capabilities.model_copy(update={"elicitation": form})
+
+    session._build_capabilities = form_only  # type: ignore[method-assign]
 
 
 @functools.cache
@@ -72,14 +100,13 @@ def probe_bounded_client() -> type[Client]:
     Only the first probe is shortened: the SDK probes again once the fallback ``initialize`` proves the server
     modern, and a slow-starting server must not fail that second probe (both stay within the startup timeout).
     """
-    from mcp import Client
     from mcp.shared.exceptions import MCPError
     from mcp_types import REQUEST_TIMEOUT
 
-    class ProbeBoundedClient(Client):
+    class ProbeBoundedClient(plain_client()):  # type: ignore[misc]
         async def _build_session(self, exit_stack: Any) -> Any:
             session = await super()._build_session(exit_stack)
-            probe = session.send_discover
+            probe: Callable[[str], Awaitable[dict[str, Any]]] = session.send_discover
             first = True
 
             async def send_discover(version: str) -> dict[str, Any]:
@@ -91,7 +118,7 @@ def probe_bounded_client() -> type[Client]:
                     return await probe(version)
                 raise MCPError(REQUEST_TIMEOUT, "server/discover was not answered")
 
-            session.send_discover = send_discover  # type: ignore[method-assign]
+            session.send_discover = send_discover
             return session
 
     return ProbeBoundedClient

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -89,7 +89,8 @@ class PublishedAs:
         self.model = model
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-        kind, error = (list, "list_type") if get_origin(source) is list else (dict, "dict_type")
+        kind: type = list if get_origin(source) is list else dict
+        error: Literal["list_type", "dict_type"] = "list_type" if kind is list else "dict_type"
 
         def keep(value: Any, _as_model: core_schema.ValidatorFunctionWrapHandler) -> Any:
             if not isinstance(value, kind):

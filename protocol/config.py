@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, ValidationError, ValidatorFunctionWrapHandler, WrapValidator
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 from typing_extensions import TypeAliasType
 
 from protocol.base import WireModel
@@ -153,7 +153,7 @@ def _plain_errors(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     try:
         return handler(value)
     except ValidationError as exc:
-        line_errors = []
+        line_errors: list[InitErrorDetails] = []
         for err in exc.errors(include_url=False):
             loc = err["loc"][1:] if err["loc"] and err["loc"][0] in TRANSPORTS else err["loc"]
             message = _PLAIN_MESSAGES.get(err["type"], err["msg"])

@@ -216,6 +216,13 @@ class InsecureUrlErrorData(ErrorDetails):
     field: str = Field(description="Which URL: the config field or OAuth endpoint.")
 
 
+class UnsafeEnvErrorData(ErrorDetails):
+    """A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...)."""
+
+    reason: Literal["unsafeEnv"]
+    variable: str = Field(description="The variable refused.")
+
+
 class OriginNotAllowedErrorData(ErrorDetails):
     """An OAuth endpoint on an origin the config does not list; ask the user, add it to `allowedOrigins`, retry."""
 
@@ -336,6 +343,7 @@ ErrorData = TypeAliasType(
         | HeaderErrorData
         | InlineSecretErrorData
         | MissingEnvVarErrorData
+        | UnsafeEnvErrorData
         | InsecureUrlErrorData
         | OriginNotAllowedErrorData
         | UnsupportedErrorData

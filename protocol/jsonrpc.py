@@ -76,6 +76,7 @@ REASON_CODES: dict[str, ErrorCode] = {
     "noThreadOwner": ErrorCode.POLICY,
     "transportNotAllowed": ErrorCode.POLICY,
     "unsafePath": ErrorCode.POLICY,
+    "unsafeEnv": ErrorCode.POLICY,
     "storeCorrupted": ErrorCode.POLICY,
     "tooManyServers": ErrorCode.LIMIT,
     "tooManyTools": ErrorCode.LIMIT,

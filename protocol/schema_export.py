@@ -108,10 +108,10 @@ def exports() -> list[Export]:
     for spec in SERVER_REQUESTS.values():
         add(spec.params, "serialization")
         add(spec.result, "validation")
-    for spec in NOTIFICATIONS.values():
-        add(spec.params, "serialization")
-    for spec in CLIENT_NOTIFICATIONS.values():
-        add(spec.params, "validation")
+    for notification in NOTIFICATIONS.values():
+        add(notification.params, "serialization")
+    for notification in CLIENT_NOTIFICATIONS.values():
+        add(notification.params, "validation")
     return [found[key] for key in sorted(found)]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 import pytest
@@ -275,9 +276,10 @@ def test_policy_options() -> None:
 
     default = policy_of()
     assert default.transports == {"stdio", "http"} and default.stdio_sandbox == ()
-    policy = policy_of("--transports", " stdio ", "--stdio-sandbox", '["bwrap", "--die-with-parent"]')
+    policy = policy_of("--transports", " stdio ", "--stdio-sandbox", '["env", "--die-with-parent"]')
     config = parse_server_config("a", {"command": "node", "args": ["s.js"]})
-    assert policy.stdio_argv(config) == ["bwrap", "--die-with-parent", "node", "s.js"]
+    assert policy.stdio_sandbox == (shutil.which("env"), "--die-with-parent") and not policy.path_from_shell
+    assert [options.parse(argv).path_from_shell for argv in ([], ["--path-from-shell", "never"])] == ["auto", "never"]
     policy.check_transport(config, "a")
     with pytest.raises(AppError) as err:
         policy.check_transport(parse_server_config("w", {"type": "http", "url": "https://w.example.com"}), "w")
@@ -285,7 +287,7 @@ def test_policy_options() -> None:
         "transportNotAllowed", -32012, {"transport": "http", "name": "w"},
     )  # fmt: skip
     bad = [("--transports", "sse"), ("--transports", ","), ("--stdio-sandbox", "{"), ("--stdio-sandbox", "[]"),
-           ("--stdio-sandbox", '"bwrap"'), ("--stdio-sandbox", "[1]")]  # fmt: skip
+           ("--stdio-sandbox", '"bwrap"'), ("--stdio-sandbox", "[1]"), ("--path-from-shell", "always")]  # fmt: skip
     for argv in bad:
         with pytest.raises(options.UsageError):
             options.parse(argv)

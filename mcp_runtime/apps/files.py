@@ -45,7 +45,7 @@ def read_text(path: Path) -> str | None:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise _not_regular(path)
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | _safe_fs.O_NONBLOCK)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:

@@ -19,7 +19,7 @@ def to_wire(config: McpServerConfig) -> dict[str, Any]:
 
 def normalized(config: McpServerConfig) -> dict[str, Any]:
     """The form two configs are compared in: defaults filled, sync targets and description ignored."""
-    data = CONFIG_ADAPTER.dump_python(config, mode="json")
+    data: dict[str, Any] = CONFIG_ADAPTER.dump_python(config, mode="json")
     data.pop("apps", None)
     data.pop("description", None)
     return data
@@ -40,6 +40,7 @@ def destination(config: McpServerConfig) -> tuple[Any, ...]:
         return ("stdio", config.command, tuple(config.args))
     url = urlsplit(config.url)
     default_port = {"https": 443, "http": 80}.get(url.scheme.lower())
+    port: int | str | None
     try:
         port = url.port or default_port
     except ValueError:  # a port the rules refuse; compared as written

@@ -1,4 +1,5 @@
-"""The deployment's config policy (SPEC §1 ``--transports``, ``--stdio-sandbox``), set once by the command line.
+"""The deployment's config policy (SPEC §1 ``--transports``, ``--stdio-sandbox``, ``--path-from-shell``), set once by
+the command line.
 
 It imports no model, so the command line sets it before any is loaded.
 """
@@ -13,7 +14,7 @@ from protocol.constants import TRANSPORTS
 from protocol.jsonrpc import AppError
 
 if TYPE_CHECKING:
-    from protocol.config import McpServerConfig, StdioServerConfig
+    from protocol.config import McpServerConfig
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,9 @@ class ConfigPolicy:
 
     transports: frozenset[str] = frozenset(TRANSPORTS)
     stdio_sandbox: tuple[str, ...] = ()
+    """The wrapper prefix of every stdio server, its first word an absolute path (the command line resolves it)."""
+    path_from_shell: bool = False
+    """Whether stdio commands are also looked up in the user's login-shell ``PATH`` (the command line's default)."""
 
     def check_transport(self, config: McpServerConfig, name: str | None = None) -> None:
         if config.type not in self.transports:
@@ -34,10 +38,6 @@ class ConfigPolicy:
     def check_all(self, servers: Iterable[tuple[str, McpServerConfig]]) -> None:
         for name, config in servers:
             self.check_transport(config, name)
-
-    def stdio_argv(self, config: StdioServerConfig) -> list[str]:
-        """The argv a stdio server is spawned with: the host's sandbox prefix, then its command and args."""
-        return [*self.stdio_sandbox, config.command, *config.args]
 
 
 _policy = ConfigPolicy()

@@ -20,6 +20,9 @@ CONFIG_ADAPTER = TypeAdapter(McpServerConfig)
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HTTP_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+LOADER_VARIABLES = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"})
+"""Variables the dynamic loader reads (plus every ``DYLD_*``): a config setting one chooses code every process
+it starts would load, a sandbox wrapper included."""
 _SENSITIVE_EXACT = frozenset({"authorization", "proxy-authorization", "cookie"})
 _SENSITIVE_PARTS = ("token", "secret", "key", "auth", "password", "session", "credential")
 RESERVED_HEADERS = frozenset(
@@ -167,6 +170,12 @@ def _check_stdio(config: StdioServerConfig) -> None:
         _check_env_name(variable, f"config.envVars.{index}")
     for variable in config.env:
         _check_env_name(variable, f"config.env.{variable}")
+        if variable in LOADER_VARIABLES or variable.startswith("DYLD_"):
+            raise AppError(
+                "unsafeEnv",
+                f"env.{variable} is read by the dynamic loader and is never set from a config",
+                variable=variable,
+            )
     parts = [("config.command", config.command), *((f"config.args.{i}", arg) for i, arg in enumerate(config.args))]
     if nul := [{"path": path, "message": "must not contain NUL"} for path, part in parts if "\0" in part]:
         raise AppError("invalidParams", "command and args must not contain NUL", errors=nul)

@@ -39,7 +39,7 @@ class CallbackServer:
         self._state: str | None = None
         self._done = anyio.Event()
         self._result: CallbackResult | AppError | None = None
-        self._listener: anyio.abc.SocketListener | None = None
+        self._listener: anyio.abc.Listener[anyio.abc.SocketStream] | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self.port = 0
 
@@ -52,11 +52,11 @@ class CallbackServer:
         self._state = state
 
     async def __aenter__(self) -> CallbackServer:
-        self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-        self.port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
+        self._listener = listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+        self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        self._tg.start_soon(self._listener.serve, self._handle)
+        self._tg.start_soon(listener.serve, self._handle)
         return self
 
     async def __aexit__(
@@ -131,7 +131,7 @@ class CallbackServer:
             return AppError(
                 "oauthFailed", f"the authorization server returned {code}", step="callback", oauthError=code
             )
-        code = one("code")
-        if not code:
+        grant = one("code")
+        if not grant:
             return AppError("oauthFailed", "the authorization callback carried no code", step="callback")
-        return CallbackResult(code=code, state=state, iss=one("iss"))
+        return CallbackResult(code=grant, state=state, iss=one("iss"))

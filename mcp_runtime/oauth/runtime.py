@@ -166,6 +166,7 @@ class _SharedFlow:
         """Get a new access token (called under the lock when the current one is missing or refused)."""
         if not self.context.can_refresh_token():
             return
+        assert isinstance(self, OAuthClientProvider)  # mixed in before an SDK provider class
         refresh_request = await _sdk_compat.refresh_request(self)
         async with self._oauth_client() as client:
             response = await self._send(client, refresh_request, "token endpoint")
@@ -246,7 +247,7 @@ class UserOAuth(_SharedFlow, OAuthClientProvider):
         OAuthClientProvider.__init__(
             self,
             url,
-            OAuthClientMetadata(redirect_uris=[_NO_REDIRECT]),  # type: ignore[list-item]
+            OAuthClientMetadata(redirect_uris=[_NO_REDIRECT]),
             StoredTokenStorage(store, name, url),
         )
         self._setup(name, url, store, settings, timeout_s, secret)
@@ -364,7 +365,7 @@ def shared_auth(
     _SHARED[key] = provider
     _FINGERPRINTS[id(provider)] = fingerprint
     weakref.finalize(provider, _FINGERPRINTS.pop, id(provider), None)
-    return provider  # type: ignore[return-value]
+    return provider
 
 
 async def _refuse(response: httpx2.Response, error: AppError) -> None:

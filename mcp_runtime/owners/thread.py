@@ -79,7 +79,7 @@ class McpThreadRuntime(SlotOwner):
         record_fact: Callable[[ResourceReadFact], None] | None = None,
     ) -> None:
         super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner)
-        self.thread_id = thread_id
+        self.thread_id: str = thread_id
         self._servers = {name: _Server(config) for name, config in servers.items()}
         self._allowed = list(allowed_tools) if allowed_tools is not None else None
         self._disabled = list(disabled_tools) if disabled_tools else None

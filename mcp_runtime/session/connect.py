@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcp_runtime import _sdk_compat
 from mcp_runtime.session.refresh import KINDS, fetch_catalog
@@ -23,6 +23,7 @@ from protocol.constants import NAME, VERSION
 if TYPE_CHECKING:
     import httpx2
     from mcp import Client
+    from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 
 MODES = {"auto": "auto", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
 
@@ -49,8 +50,9 @@ def open_client(
         transport,
         mode=mode,
         read_timeout_seconds=config.tool_timeout_ms / 1000,
-        message_handler=on_message,
-        elicitation_callback=elicitation,
+        # The SDK calls both positionally: its protocols' parameter names are not part of the contract here.
+        message_handler=cast("MessageHandlerFnT", on_message),
+        elicitation_callback=cast("ElicitationFnT | None", elicitation),
         client_info=Implementation(name=NAME, version=VERSION),
         cache=None,
     )

@@ -65,7 +65,7 @@ def validate_tools(server: str, tools: list[dict[str, Any]]) -> list[McpTool]:
     """SPEC §5 limits and names (the catalog module decides names); any violation fails the registration."""
     _check_limits(len(tools), len(json.dumps(tools, separators=(",", ":")).encode()))
     check_tool_names(server, [str(raw.get("name", "")) for raw in tools])
-    _schemas_problem((raw.get("name"), raw.get("inputSchema"), raw.get("outputSchema")) for raw in tools)
+    _schemas_problem((str(raw.get("name", "")), raw.get("inputSchema"), raw.get("outputSchema")) for raw in tools)
     return [McpTool.model_validate(raw) for raw in tools]
 
 

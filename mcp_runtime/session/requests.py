@@ -19,6 +19,7 @@ from protocol.jsonrpc import AppError
 
 if TYPE_CHECKING:
     from mcp import Client
+    from mcp.shared.dispatcher import ProgressFnT
 
 log = structlog.get_logger("mcp_runtime.requests")
 
@@ -53,11 +54,14 @@ async def call_tool(
     async def send(responses: types.InputResponses | None, state: str | None, adapter: Any = checked) -> Any:
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(
-                name=name, arguments=arguments, input_responses=responses, request_state=state, _meta=meta
+                name=name, arguments=arguments, input_responses=responses, request_state=state, meta=meta
             )
         )
         return await session.send_request(
-            request, adapter, request_read_timeout_seconds=timeout_s, progress_callback=progress
+            request,
+            adapter,
+            request_read_timeout_seconds=timeout_s,
+            progress_callback=cast("ProgressFnT | None", progress),
         )
 
     async def send_relisting(responses: types.InputResponses | None, state: str | None, adapter: Any = checked) -> Any:

@@ -51,12 +51,13 @@ def server_status(
 
 def lost_state(state: ConnectionState, loss: AppError, tail: str | None) -> ConnectionState:
     """A connected session's state once it is lost: what it knew, the loss, and whether only a login helps."""
-    status = "authenticationRequired" if needs_login(loss.reason) else "failed"
+    status: RuntimeStatus = "authenticationRequired" if needs_login(loss.reason) else "failed"
     return replace(state, status=status, last_error=error_info(loss), stderr_tail=tail)
 
 
 def dump(model: Any) -> dict[str, Any]:
-    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    data: dict[str, Any] = model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return data
 
 
 def ended_state(
@@ -80,7 +81,7 @@ def ended_state(
             cancelled = AppError("cancelled", f"start of {name} was interrupted by a stop")
             return replace(state, status="cancelled", stderr_tail=tail), cancelled, None
         error = error or AppError("startupFailed", "server closed the connection during startup")
-        status = "authenticationRequired" if needs_login(error.reason) else "failed"
+        status: RuntimeStatus = "authenticationRequired" if needs_login(error.reason) else "failed"
         return ConnectionState(status=status, last_error=error_info(error), stderr_tail=tail), error, None
     if stopping and lost is None:
         return replace(state, status="notStarted", stderr_tail=tail), None, None

@@ -1,15 +1,14 @@
 """stdio servers: our own small transport rather than the SDK's ``stdio_client``.
 
 The SDK's leaves a grandchild alive when the server exits by itself, exposes no pid and does not bound a
-stdout line; this one starts each child in its own process group with a parent-death signal (Linux) and
-always reaps the whole group, with the SDK's wire format and shutdown sequence.
+stdout line; this one starts each child in its own process group, registered with the child watcher (and with a
+parent-death signal on Linux), and always reaps the whole group, with the SDK's wire format and shutdown sequence.
+How the child is started (program, argv, environment, sandbox) is ``launch``'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
-import contextlib
 import os
 import signal
 import sys
@@ -21,6 +20,9 @@ import anyio
 
 from mcp_runtime.config.policy import policy
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
+from mcp_runtime.platform.shell_path import LOGIN_PATH
+from mcp_runtime.platform.watcher import CHILD_GROUPS
+from mcp_runtime.session import launch
 from mcp_runtime.session.stdin import StdinStream
 from mcp_runtime.session.stdout import STDOUT_CHUNK, StdoutStream
 from mcp_runtime.session.upstream_guard import UpstreamGuard
@@ -37,28 +39,15 @@ TERM_GRACE_S = 2.0
 """Time between SIGTERM and SIGKILL of the group."""
 STDERR_CHUNK = 1 << 16
 """Bytes of stderr read at once (only a bounded tail of it is kept)."""
-
-_LIVE_GROUPS: set[int] = set()
-
-
-def kill_live_groups() -> bool:
-    """Last resort at shutdown and interpreter exit: no child group outlives the daemon, whatever path it exits by.
-    True when a group was still alive to kill."""
-    killed = False
-    for pgid in list(_LIVE_GROUPS):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
-            killed = True
-    return killed
-
-
-atexit.register(kill_live_groups)
+PARENT_DEATH_SIGNAL_ENV = "MCP_APP_SERVER_PARENT_DEATH_SIGNAL"
+"""A test and diagnostic switch: ``off`` starts children without Linux's parent-death signal, so that the child
+watcher alone is what kills them when the daemon dies (as on macOS)."""
 
 
 def _parent_death_setup() -> dict[str, Any]:
     """Popen options that make a child die with the daemon (Linux ``PR_SET_PDEATHSIG``), even on SIGKILL."""
-    if sys.platform != "linux":
-        return {}  # elsewhere the atexit group kill is the fallback
+    if sys.platform != "linux" or os.environ.get(PARENT_DEATH_SIGNAL_ENV) == "off":
+        return {}  # the child watcher covers it
     import ctypes
 
     prctl = ctypes.CDLL(None, use_errno=True).prctl
@@ -70,16 +59,6 @@ def _parent_death_setup() -> dict[str, Any]:
             os._exit(1)  # the daemon died before the signal was armed
 
     return {"preexec_fn": die_with_parent}
-
-
-def child_environment(config: StdioServerConfig, env: Mapping[str, str]) -> dict[str, str]:
-    """SDK safe default set + the named daemon variables that are set + ``env``; never the whole environment."""
-    from mcp.client.stdio import get_default_environment
-
-    result = get_default_environment()
-    result.update({name: env[name] for name in config.env_vars if name in env})
-    result.update(config.env)
-    return result
 
 
 async def _read_pipe(limit: int) -> tuple[asyncio.StreamReader, asyncio.ReadTransport, int]:
@@ -103,6 +82,12 @@ async def _read_pipe(limit: int) -> tuple[asyncio.StreamReader, asyncio.ReadTran
         os.close(child_end)
         raise
     return reader, transport, child_end
+
+
+async def login_folders() -> tuple[str, ...]:
+    """The folders the login shell adds to ``PATH`` under ``--path-from-shell auto`` (read once, shared by every
+    start), else none. Start-up calls it early when enabled stdio servers are to be autostarted."""
+    return await LOGIN_PATH.folders(os.environ) if policy().path_from_shell else ()
 
 
 class StdioTransport:
@@ -141,14 +126,17 @@ class StdioTransport:
     async def _spawn(self, stdout: int, stderr: int) -> asyncio.subprocess.Process:
         """Start the child in its own session (so its group can be signalled whole), dying with the daemon."""
         config = self._config
-        argv = policy().stdio_argv(config)
+        if sys.platform == "win32":
+            raise AppError("unsupported", "stdio servers need POSIX process groups, which Windows does not have")
+        started = launch.plan(config, self._env, policy().stdio_sandbox, await login_folders())
         try:
             return await asyncio.create_subprocess_exec(
-                *argv,
+                *started.argv,
+                executable=started.executable,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=stdout,
                 stderr=stderr,
-                env=child_environment(config, self._env),
+                env=started.env,
                 cwd=config.cwd,
                 start_new_session=True,
                 **_parent_death_setup(),
@@ -156,11 +144,19 @@ class StdioTransport:
         except FileNotFoundError as exc:
             if config.cwd is not None and not os.path.isdir(config.cwd):
                 raise AppError("startupFailed", f"working directory not found: {config.cwd}") from exc
-            raise AppError("startupFailed", f"command not found: {argv[0]}") from exc
+            if os.path.isfile(os.path.join(config.cwd or "", started.executable)):
+                raise AppError("startupFailed", f"the interpreter of {started.executable} was not found") from exc
+            raise AppError(
+                "startupFailed",
+                f"command not found: {started.executable}",
+                detail="commandNotFound",
+                command=started.executable,
+                searched=[],
+            ) from exc
         except PermissionError as exc:
-            raise AppError("startupFailed", f"command is not executable: {argv[0]}") from exc
+            raise AppError("startupFailed", f"command is not executable: {started.executable}") from exc
         except OSError as exc:
-            raise AppError("startupFailed", f"could not start {argv[0]}: {exc.strerror or exc}") from exc
+            raise AppError("startupFailed", f"could not start {started.executable}: {exc.strerror or exc}") from exc
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[TransportStreams]:
@@ -182,7 +178,7 @@ class StdioTransport:
             os.close(stderr_end)
         assert process.stdin is not None
         self.pid = process.pid
-        _LIVE_GROUPS.add(process.pid)
+        CHILD_GROUPS.add(process.pid)
         read_stream = StdoutStream(stdout, self.guard, self.exited, self._overflowed)
         write_stream = StdinStream(process.stdin, self.guard, self.exited)
         try:
@@ -202,7 +198,7 @@ class StdioTransport:
         finally:
             stdout_pipe.close()
             stderr_pipe.close()
-            _LIVE_GROUPS.discard(process.pid)
+            CHILD_GROUPS.discard(process.pid)
             self.returncode = process.returncode
             self.exited.set()
 

@@ -45,10 +45,10 @@ def note_skipped(skipped: SkippedLine, server: str) -> None:
 
 class _Sdk(NamedTuple):
     coerce_request_id: Callable[[Any], Any]
-    session_message: Any
-    request: type
-    notification: type
-    answers: tuple[type, ...]
+    session_message: Callable[[Any], SessionMessage]
+    request: type[Any]
+    notification: type[Any]
+    answers: tuple[type[Any], ...]
     message_adapter: Any
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from mcp_runtime.storage.safe_fs import O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 from protocol.jsonrpc import AppError
 from protocol.thread import ContextReadResult
 
@@ -35,9 +36,7 @@ _REF = re.compile(r"ctx_[0-9]{20}_[0-9a-f]{8}")
 _THREAD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _ARCHIVE_FOLDER = re.compile(r"([A-Za-z0-9_-]{1,64})\.archive")
 _TEMP_PREFIX = ".tmp-"
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-"""A FIFO planted where an entry or a folder should be is opened without waiting for a writer."""
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _NONBLOCK
+_DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK
 _HEADER_MAX = 4096
 
 Kind = Literal["text", "image", "audio", "resource"]
@@ -229,7 +228,7 @@ class ThreadArchive:
         header = {"kind": meta.kind, "mimeType": meta.mime_type, "bytes": meta.bytes, "sha256": meta.sha256}
         temp = f"{_TEMP_PREFIX}{meta.ref}"
         # The one place an archive file is created: never through a symlink, never readable by others.
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=folder)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW, 0o600, dir_fd=folder)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
@@ -361,7 +360,7 @@ class ThreadArchive:
             if folder is None:
                 raise missing
             try:
-                fd = os.open(ref, os.O_RDONLY | os.O_NOFOLLOW | _NONBLOCK, dir_fd=folder)
+                fd = os.open(ref, os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK, dir_fd=folder)
             except FileNotFoundError as exc:
                 raise missing from exc
             except OSError as exc:  # a symlink (ELOOP), a socket, a file the daemon may not read

@@ -12,6 +12,7 @@ import errno
 import os
 import re
 import stat
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
@@ -24,7 +25,13 @@ if TYPE_CHECKING:
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
-_NOFOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+if sys.platform == "win32":
+    # Windows has none of these, nor dir_fd-relative calls (they raise NotImplementedError there): the daemon
+    # refuses to serve on Windows, and these only let the module import and type-check.
+    O_DIRECTORY = O_NOFOLLOW = O_NONBLOCK = 0
+else:
+    O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK = os.O_DIRECTORY, os.O_NOFOLLOW, os.O_NONBLOCK
+_NOFOLLOW_DIR = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW
 # ``.<name>.<random>.tmp``: ours (16 hex) and the ``tempfile.mkstemp`` names earlier versions used.
 _TEMP_NAME = re.compile(r"\..+\.[A-Za-z0-9_]{8,32}\.tmp")
 # A temp file younger than this may belong to a daemon still writing it (two daemons may share a data dir).
@@ -45,7 +52,7 @@ def _parts(rel: str | PurePosixPath) -> list[str]:
 def _open_root(root: Path, create: bool) -> int:
     if create:
         root.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
-    return os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    return os.open(root, os.O_RDONLY | O_DIRECTORY)
 
 
 @contextlib.contextmanager
@@ -77,7 +84,7 @@ def _open_child_dir(fd: int, name: str, create: bool) -> int:
         os.mkdir(name, DIR_MODE, dir_fd=fd)
     child = os.open(name, _NOFOLLOW_DIR, dir_fd=fd)
     if stat.S_IMODE(os.fstat(child).st_mode) != DIR_MODE:
-        os.fchmod(child, DIR_MODE)
+        os.chmod(child, DIR_MODE)
     return child
 
 
@@ -105,10 +112,10 @@ def write_file(root: Path, rel: str | PurePosixPath, data: bytes, mode: int = FI
     with directory(root, folders) as dir_fd:
         _check_plain(dir_fd, name, shown)
         temp = f".{name}.{os.urandom(8).hex()}.tmp"  # what secrets.token_hex does, without its imports
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=dir_fd)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW, mode, dir_fd=dir_fd)
         try:
             try:
-                os.fchmod(fd, mode)
+                os.chmod(fd, mode)
                 _write_all(fd, data)
                 os.fsync(fd)
             finally:
@@ -126,7 +133,7 @@ def append(root: Path, rel: str | PurePosixPath, data: bytes) -> None:
     *folders, name = _parts(rel)
     shown = root / rel
     with directory(root, folders) as dir_fd:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | O_NOFOLLOW | O_NONBLOCK
         try:
             fd = os.open(name, flags, FILE_MODE, dir_fd=dir_fd)
         except OSError as exc:
@@ -149,7 +156,7 @@ def read_file(root: Path, rel: str | PurePosixPath, limit: int | None = None) ->
     try:
         with directory(root, folders, create=False) as dir_fd:
             try:
-                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+                fd = os.open(name, os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK, dir_fd=dir_fd)
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     raise unsafe(shown, "a symlink") from exc
@@ -199,7 +206,7 @@ def _seal_folder(folder: Path, stale_before: float) -> None:
                     if _TEMP_NAME.fullmatch(entry.name) and st.st_mtime < stale_before:
                         os.unlink(entry.path)
                     elif stat.S_IMODE(st.st_mode) != FILE_MODE:
-                        _chmod_plain(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, FILE_MODE)
+                        _chmod_plain(entry.path, os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK, FILE_MODE)
             except OSError:
                 continue  # another writer raced us; what it writes is already sealed
 
@@ -208,6 +215,6 @@ def _chmod_plain(path: str, flags: int, mode: int) -> None:
     """chmod through an ``O_NOFOLLOW`` fd, so a symlink swapped in meanwhile is never followed."""
     fd = os.open(path, flags)
     try:
-        os.fchmod(fd, mode)
+        os.chmod(fd, mode)
     finally:
         os.close(fd)

@@ -7,6 +7,7 @@ that does not parse is never overwritten (it is the user's): the store turns rea
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import stat
@@ -186,7 +187,7 @@ class ConfigStore:
     def create(self, name: str, config: McpServerConfig, source: str = "user") -> StoredServer:
         return self.create_many({name: config}, source)[0]
 
-    def create_many(self, configs: dict[str, McpServerConfig], source: str) -> list[StoredServer]:
+    def create_many(self, configs: dict[str, McpServerConfig], source: str) -> builtins.list[StoredServer]:
         """Create every server or none."""
         now = utc_now()
         created = {name: StoredServer(name, config, 1, source, now, now) for name, config in configs.items()}

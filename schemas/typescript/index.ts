@@ -261,6 +261,7 @@ export type ErrorData =
   | HeaderErrorData
   | InlineSecretErrorData
   | MissingEnvVarErrorData
+  | UnsafeEnvErrorData
   | InsecureUrlErrorData
   | OriginNotAllowedErrorData
   | UnsupportedErrorData
@@ -341,6 +342,7 @@ export type ErrorReason =
   | "unknownServer"
   | "unknownThread"
   | "unknownTool"
+  | "unsafeEnv"
   | "unsafePath"
   | "unsupported"
   | "upstreamError";
@@ -1957,6 +1959,16 @@ export interface UnknownThreadErrorData {
   threadId: string;
 }
 
+/** A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...). */
+export interface UnsafeEnvErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "unsafeEnv";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The variable refused. */
+  variable: string;
+}
+
 /** Something this daemon (or, for a resource subscription, the server) does not do, and does not pretend to. */
 export interface UnsupportedErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
@@ -2232,6 +2244,7 @@ export const ERROR_CODES = {
   unknownServer: -32010,
   unknownThread: -32010,
   unknownTool: -32010,
+  unsafeEnv: -32012,
   unsafePath: -32012,
   unsupported: -32012,
   upstreamError: -32014,
@@ -2296,6 +2309,7 @@ export type ErrorDataByReason = {
   "unknownServer": UnknownServerErrorData;
   "unknownThread": UnknownThreadErrorData;
   "unknownTool": ToolErrorData & { reason: "unknownTool" };
+  "unsafeEnv": UnsafeEnvErrorData;
   "unsafePath": PathErrorData & { reason: "unsafePath" };
   "unsupported": UnsupportedErrorData;
   "upstreamError": UpstreamErrorData;
