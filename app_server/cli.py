@@ -16,6 +16,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from app_server import collector, options
+from app_server.early import STOP_SIGNALS
 from app_server.logs import get_logger
 
 if TYPE_CHECKING:
@@ -73,7 +74,11 @@ def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
     data_dir = Path(options.data_dir(args.data_dir, env))
     from mcp_runtime import safe_fs
 
-    safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
+    try:
+        safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
+    except OSError as exc:
+        print(f"{options.NAME}: cannot use the data dir {data_dir}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     uvloop = use_uvloop(args.event_loop)
     loop_name = "uvloop" if uvloop else "asyncio"
     sys.stdout = sys.stderr  # stdout carries protocol only: whatever else prints (a library, a logger) goes to stderr
@@ -115,6 +120,7 @@ async def _serve(
             stop = anyio.Event()
             await tasks.start(_stop_on_signal, stop)
             if early is not None and early.signalled:
+                log.info("signal_received", signal=early.signalled)
                 stop.set()  # a signal before the loop took them over
             elif early is not None:
                 main_processor.resume(early.client, early.initialized)
@@ -175,11 +181,11 @@ async def _stop_when_set(event: anyio.Event, stop: anyio.Event) -> None:
 
 
 async def _stop_on_signal(stop: anyio.Event, *, task_status: TaskStatus) -> None:
-    """SIGTERM/SIGINT: stop reading every connection; in-flight requests are answered, then we exit 0.
+    """SIGTERM, SIGINT or SIGHUP: stop reading every connection; in-flight requests are answered, then we exit 0.
 
     Signals stay caught until the daemon exits, so a repeated SIGTERM during shutdown does not kill it mid-way."""
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+    with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
         task_status.started()
-        async for _ in signals:
-            log.info("signal_received")
+        async for signum in signals:
+            log.info("signal_received", signal=signal.Signals(signum).name)
             stop.set()

@@ -23,6 +23,8 @@ STDOUT = 1
 CHUNK = 1 << 16
 LONGEST_LINE = 1 << 16
 """An unfinished line longer than this is left to the processor (it enforces the message size cap)."""
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
+"""Each ends the daemon alike (SPEC §1): a closed terminal's SIGHUP gets the same orderly stop and exit 0."""
 SWITCH_INTERVAL_S = 0.0005
 """GIL switch interval while the reader thread serves: it gets the GIL back from the importing main thread soon."""
 
@@ -36,7 +38,8 @@ class EarlyStdio:
         self.client: tuple[str, str, frozenset[str]] | None = None
         self.initialized = False
         self.ended = False
-        self.signalled = False
+        self.signalled: str | None = None
+        """The name of the stop signal that arrived first, if one did."""
         self._input = bytearray()
         self._declined = False
         self._wake_read, self._wake_write = os.pipe()
@@ -46,8 +49,8 @@ class EarlyStdio:
 
     def serve_first(self) -> None:
         """Serve stdin in a reader thread while the main thread goes on to import the daemon; it stops at the
-        first line it does not answer, at end of input or on SIGTERM/SIGINT (recorded for the daemon)."""
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        first line it does not answer, at end of input or on a stop signal (recorded for the daemon)."""
+        for signum in STOP_SIGNALS:
             signal.signal(signum, self._on_signal)
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         self._thread = threading.Thread(target=self._serve, name="early-stdio", daemon=True)
@@ -67,7 +70,8 @@ class EarlyStdio:
 
     def _on_signal(self, signum: int, frame: object) -> None:
         """Runs in the main thread (so never during ``handover``'s own close); the daemon stops once it serves."""
-        self.signalled = True
+        if self.signalled is None:
+            self.signalled = signal.Signals(signum).name
         if self._wake_open:
             self._wake_open = False
             os.write(self._wake_write, b"\0")
@@ -178,6 +182,12 @@ def launch() -> int:
         args = options.parse(sys.argv[1:])
     except options.UsageError as refused:
         refused.report()
+    if args.command is None:
+        try:
+            options.prepare_data_dir(options.data_dir(args.data_dir, os.environ))
+        except options.DataDirUnusable as unusable:
+            print(f"{options.NAME}: {unusable}", file=sys.stderr)
+            return 2
     early = begin(args, os.environ)
     from app_server.cli import main
 

@@ -101,6 +101,22 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser().parse_args(argv)
 
 
+class DataDirUnusable(Exception):
+    """The data dir cannot be created or written; the message names the path and the cause (exit 2)."""
+
+
+def prepare_data_dir(path: str) -> None:
+    """Create the data dir (0700) and prove it writable with a file made and removed again, before anything is
+    served from it."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        probe = os.path.join(path, f".probe.{os.getpid():08d}.tmp")  # the temp-file name start-up sweeps
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600))
+        os.unlink(probe)
+    except OSError as exc:
+        raise DataDirUnusable(f"cannot use the data dir {path}: {exc.strerror or exc}") from None
+
+
 def data_dir(value: str | None, env: Mapping[str, str]) -> str:
     """``--data-dir``, else ``MCP_APP_SERVER_HOME``, else ``$XDG_DATA_HOME/mcp-app-server``, else
     ``~/.local/share/mcp-app-server``; made absolute."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
+import select
 import stat
 import sys
 
@@ -50,8 +51,10 @@ class Transport:
 
     @classmethod
     async def stdio(cls, prefix: bytes = b"", input_ended: bool = False) -> Transport:
-        """stdin/stdout as non-blocking pipes; plain blocking I/O when they are files or terminals. The process's
-        own stdout (``sys.__stdout__``): ``sys.stdout`` is stderr while the daemon serves (``app_server.cli``).
+        """stdin/stdout as non-blocking pipes; plain I/O when they are files, and for a terminal's output (uvloop's
+        write-pipe transport reads its fd to notice a closed peer, and on a terminal that takes what the person
+        types). The process's own stdout (``sys.__stdout__``): ``sys.stdout`` is stderr while the daemon serves
+        (``app_server.cli``).
 
         ``prefix``: stdin bytes read before the event loop ran (``app_server.early``), received first;
         ``input_ended``: stdin reached its end then, so it is not read again."""
@@ -65,7 +68,7 @@ class Transport:
                 reader = stream
             except (ValueError, OSError):
                 pass
-        if _watchable(sys.__stdout__.fileno()):
+        if _watchable(sys.__stdout__.fileno()) and not os.isatty(sys.__stdout__.fileno()):
             _widen_pipe(sys.__stdout__.fileno())
             try:
                 transport, protocol = await loop.connect_write_pipe(
@@ -95,7 +98,7 @@ class Transport:
         """Queue ``data`` for the write at the end of this loop pass; ``now``: nothing else is coming, write it
         (with whatever is queued) at once."""
         if self._writer is None:
-            os.write(sys.__stdout__.fileno(), data)
+            _write_all(sys.__stdout__.fileno(), data)
         elif not self._writer.is_closing():
             if now and not self._pending:
                 self._writer.write(data)  # no flush scheduled: a no-op callback would cost the loop a pass
@@ -155,6 +158,17 @@ class Transport:
         """Close; whatever the peer has not taken by now is discarded (it stopped reading)."""
         if self._writer is not None and not self._writer.is_closing():
             self._writer.transport.abort()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Every byte, to a file or a terminal; a terminal shares its file (and non-blocking mode) with stdin, so a full
+    one is waited for (a person's terminal, paused or slow)."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            select.select([], [fd], [])
 
 
 PIPE_BYTES = 1 << 20
