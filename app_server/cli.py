@@ -103,7 +103,7 @@ async def _serve(
 
     daemon = Daemon(data_dir=data_dir, env=env, home=Path(env.get("HOME") or Path.home()))
     prefix = early.handover() if early is not None else b""
-    stdio = await Transport.stdio(prefix, input_ended=early is not None and early.ended)
+    stdio = await Transport.stdio(data_dir, prefix, input_ended=early is not None and early.ended)
     main_processor = Processor(daemon, ClientConnection("stdio", stdio))
 
     @functools.cache
@@ -152,9 +152,12 @@ async def _serve(
 
 
 def _load_dispatch() -> None:
-    """Every handler module and what it imports (models, runtime helpers), loaded by start-up in the background."""
+    """Every handler module and what it imports (models, runtime helpers), loaded by start-up in the background;
+    and the allocator told to return large blocks (``app_server.memory``), before any can pile up."""
+    from app_server import memory
     from app_server.handlers import load_all
 
+    memory.return_large_blocks()
     load_all()
 
 

@@ -97,7 +97,7 @@ async def serve(
             return
         counter += 1
         open_connections += 1
-        processor = Processor(daemon, ClientConnection(f"unix-{counter}", Transport(reader, writer)))
+        processor = Processor(daemon, ClientConnection(f"unix-{counter}", Transport(reader, writer, daemon.data_dir)))
         processors.add(processor)
         try:
             await processor.serve()

@@ -107,7 +107,6 @@ class Processor:
         self.settled = anyio.Event()
         self.finished = anyio.Event()
         self._idle: anyio.Event | None = None
-        self._write_turn = anyio.Lock()
         self._in_flight_sizes: dict[RequestId, int] = {}
         self._in_flight_bytes = 0
 
@@ -116,20 +115,23 @@ class Processor:
         connection = self.connection
         self.daemon.bus.attach(connection)
         try:
-            async with anyio.create_task_group() as tasks:
-                workers = _Workers(tasks, self._run)
-                with self.reading:
-                    async for line in read_lines(connection.transport.receive, MAX_MESSAGE_BYTES):
-                        if connection.backlog() > READ_PAUSE_BACKLOG:
-                            await connection.transport.drain()
-                        await self._handle_line(line, workers)
-                self.input_ended.set()
-                await self._settle()
-                tasks.cancel_scope.cancel()  # the parked workers; every request has answered or been cancelled
-            self.settled.set()
-            connection.abandon_server_requests()
-            with anyio.move_on_after(FLUSH_S):
-                await connection.transport.flush()
+            async with anyio.create_task_group() as output:
+                output.start_soon(connection.transport.run)  # spooled output, until the last flush is over
+                async with anyio.create_task_group() as tasks:
+                    workers = _Workers(tasks, self._run)
+                    with self.reading:
+                        async for line in read_lines(connection.transport.receive, MAX_MESSAGE_BYTES):
+                            if connection.backlog() > READ_PAUSE_BACKLOG:
+                                await connection.transport.drain()
+                            await self._handle_line(line, workers)
+                    self.input_ended.set()
+                    await self._settle()
+                    tasks.cancel_scope.cancel()  # the parked workers; every request has answered or been cancelled
+                self.settled.set()
+                connection.abandon_server_requests()
+                with anyio.move_on_after(FLUSH_S):
+                    await connection.transport.flush()
+                output.cancel_scope.cancel()
         finally:
             self.daemon.bus.detach(connection)
             connection.abandon_server_requests()
@@ -274,11 +276,11 @@ class Processor:
         answered = False
         try:
             with job.scope:
-                line = await self._answer(request_id, method, params, handler)
-                if connection.backlog() > REQUEST_BACKLOG:
-                    await self._room_for_output()
-                # The only request in flight has no other answer to share a write with: it leaves at once.
-                connection.send_raw(line, now=len(connection.in_flight) == 1)
+                # The only request in flight has no other answer to share a write with: it leaves at once. The
+                # line is handed over without a name that would keep it alive while the client does not read.
+                connection.send_raw(
+                    await self._answer(request_id, method, params, handler), now=len(connection.in_flight) == 1
+                )
                 answered = True
                 self.daemon.first_answer.set()
                 await connection.transport.drain()
@@ -300,14 +302,6 @@ class Processor:
             log.error("handler_failed", method=method, exc_info=True)
             return error_line(request_id, AppError("internal", "internal error"))
         return self.connection.result_line(request_id, result)
-
-    async def _room_for_output(self) -> None:
-        """Called past the backlog limit (the caller checks, so the common case awaits nothing): results are then
-        written one at a time as the client reads, so a client that stops reading holds at most the limit plus
-        one result in the daemon's memory."""
-        async with self._write_turn:
-            while self.connection.backlog() > REQUEST_BACKLOG:
-                await self.connection.transport.drain()
 
 
 def _parse(method: str, params: Any) -> Any:
