@@ -16,7 +16,6 @@ import anyio
 from anyio.abc import TaskStatus
 
 from app_server import collector, options
-from app_server.early import STOP_SIGNALS
 from app_server.logs import get_logger
 
 if TYPE_CHECKING:
@@ -187,7 +186,7 @@ async def _stop_on_signal(stop: anyio.Event, *, task_status: TaskStatus) -> None
     """SIGTERM, SIGINT or SIGHUP: stop reading every connection; in-flight requests are answered, then we exit 0.
 
     Signals stay caught until the daemon exits, so a repeated SIGTERM during shutdown does not kill it mid-way."""
-    with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+    with anyio.open_signal_receiver(*options.STOP_SIGNALS) as signals:
         task_status.started()
         async for signum in signals:
             log.info("signal_received", signal=signal.Signals(signum).name)

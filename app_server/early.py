@@ -23,8 +23,6 @@ STDOUT = 1
 CHUNK = 1 << 16
 LONGEST_LINE = 1 << 16
 """An unfinished line longer than this is left to the processor (it enforces the message size cap)."""
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
-"""Each ends the daemon alike (SPEC §1): a closed terminal's SIGHUP gets the same orderly stop and exit 0."""
 SWITCH_INTERVAL_S = 0.0005
 """GIL switch interval while the reader thread serves: it gets the GIL back from the importing main thread soon."""
 
@@ -50,7 +48,7 @@ class EarlyStdio:
     def serve_first(self) -> None:
         """Serve stdin in a reader thread while the main thread goes on to import the daemon; it stops at the
         first line it does not answer, at end of input or on a stop signal (recorded for the daemon)."""
-        for signum in STOP_SIGNALS:
+        for signum in options.STOP_SIGNALS:
             signal.signal(signum, self._on_signal)
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         self._thread = threading.Thread(target=self._serve, name="early-stdio", daemon=True)

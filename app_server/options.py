@@ -9,12 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 from protocol.constants import NAME, TRANSPORTS, VERSION
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
+"""Each ends the daemon alike, exit 0: a closed terminal's SIGHUP gets the same orderly stop as SIGTERM."""
 EVENT_LOOPS = ("auto", "asyncio")
 
 
