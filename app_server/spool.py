@@ -46,8 +46,10 @@ class Spool:
         self._emptied = anyio.Event()
         self._emptied.set()
         self.lost = False
-        self.spilled_bytes = 0
-        """Bytes that went through the file over the connection's life (for its log line)."""
+        self._spilled_bytes = 0
+        self._most_queued = 0
+        self._limiter = anyio.CapacityLimiter(1)
+        """The spool's own worker (file writes never wait behind other work's threads, an archive's fsync)."""
 
     def __len__(self) -> int:
         """Bytes not yet handed to the connection."""
@@ -56,6 +58,7 @@ class Spool:
     def append(self, data: bytes) -> None:
         self._queue.append(data)
         self._queued += len(data)
+        self._most_queued = max(self._most_queued, self._queued)
         if self._emptied.is_set():
             self._emptied = anyio.Event()
         self._appended.set()
@@ -91,7 +94,7 @@ class Spool:
             self._moving = len(data)
             with anyio.CancelScope(shield=True):  # the file and the offsets stay in step whatever is cancelled
                 try:
-                    await anyio.to_thread.run_sync(self._write, data)
+                    await anyio.to_thread.run_sync(self._write, data, limiter=self._limiter)
                 except OSError as exc:
                     self._failed = True  # the rest stays in memory, in order: answers are never dropped
                     self._queue.appendleft(data)
@@ -99,7 +102,7 @@ class Spool:
                     log.warning("spool_failed", folder=str(self._folder), cause=exc.strerror or str(exc))
                 else:
                     self._end += len(data)
-                    self.spilled_bytes += len(data)
+                    self._spilled_bytes += len(data)
                 finally:
                     self._moving = 0
                     del data
@@ -146,17 +149,20 @@ class Spool:
         assert self._file is not None
         size = min(READ_CHUNK, self._end - self._start)
         with anyio.CancelScope(shield=True):
-            chunk = await anyio.to_thread.run_sync(os.pread, self._file.fileno(), size, self._start)
+            chunk = await anyio.to_thread.run_sync(
+                os.pread, self._file.fileno(), size, self._start, limiter=self._limiter
+            )
             self._start += len(chunk)
         return chunk
 
     async def _close_file(self) -> None:
         """Everything has been sent: the file goes (with its disk space), offsets start again."""
-        self._start = self._end = 0
+        log.debug("spool_sent", bytes=self._spilled_bytes, most_in_memory=self._most_queued)
+        self._start = self._end = self._spilled_bytes = self._most_queued = 0
         if self._file is not None:
             spool, self._file = self._file, None
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(spool.close)
+                await anyio.to_thread.run_sync(spool.close, limiter=self._limiter)
 
     def close(self) -> None:
         """The connection is closing: what it has not taken is discarded (it stopped reading)."""

@@ -23,7 +23,7 @@ from app_server.spool import Spool
 CHUNK = 1 << 16
 JOIN_BYTES = 1 << 18
 """Writes of one loop pass up to this size are joined into one system call; larger ones go as they are."""
-MEMORY_OUTPUT = 16 << 20
+MEMORY_OUTPUT = 8 << 20
 """Unsent output a connection keeps in memory; whatever would go past it, and everything after that until the
 client has caught up, waits in the connection's spool on disk."""
 

@@ -252,6 +252,7 @@ def _large_results_round(
     return (max(peak_deaf, rss_deaf) - rss_before) * KIB, (rss_after - rss_before) * KIB
 
 
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("event_loop", ["auto", "asyncio"])
 def test_large_results_to_a_client_that_stops_reading_cost_bounded_memory(data_dir: Path, event_loop: str) -> None:
     with pausable_daemon(data_dir, event_loop) as (process, client, lines):
