@@ -14,9 +14,14 @@ import select
 import signal
 import sys
 import threading
+import time
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from app_server import collector, handshake, options, wire
+
+if TYPE_CHECKING:
+    from protocol.jsonrpc import RequestId
 
 STDIN = 0
 STDOUT = 1
@@ -34,6 +39,8 @@ class EarlyStdio:
     def __init__(self, data_dir: str) -> None:
         self.data_dir = data_dir
         self.client: tuple[str, str, frozenset[str]] | None = None
+        self.answered: tuple[RequestId, float, int] | None = None
+        """The ``initialize`` answered here: its id, the seconds it took and the answer's size (for its log line)."""
         self.initialized = False
         self.ended = False
         self.signalled: str | None = None
@@ -128,11 +135,14 @@ class EarlyStdio:
             return False
         method, has_id = message.get("method"), "id" in message
         if self.client is None and method == "initialize" and has_id:
+            began = time.perf_counter()
             params = message.get("params")
             client = handshake.quick_params(params if params is not None else {})
-            if client is None or not _send(handshake.initialize_line(message["id"], client[:2], self.data_dir)):
+            answer = handshake.initialize_line(message["id"], client[:2], self.data_dir) if client else b""
+            if client is None or not _send(answer):
                 return False
             self.client = client
+            self.answered = (message["id"], time.perf_counter() - began, len(answer))
             return True
         if self.client is not None and method == "initialized" and not has_id:
             self.initialized = True
@@ -160,9 +170,9 @@ def _send(data: bytes) -> bool:
 
 
 def begin(args: argparse.Namespace, env: Mapping[str, str]) -> EarlyStdio | None:
-    """Serve the first stdio lines when the command line serves on stdio alone (``--listen`` and the
-    subcommands go the ordinary way) and stdin is one ``select`` can wait on."""
-    if args.command is not None or args.listen is not None:
+    """Serve the first stdio lines when the command line serves on stdio alone (``--listen``, ``--trace`` and
+    the subcommands go the ordinary way: a trace records every line) and stdin is one ``select`` can wait on."""
+    if args.command is not None or args.listen is not None or args.trace is not None:
         return None
     try:
         select.select([STDIN], [STDOUT], [], 0)

@@ -72,7 +72,14 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--listen", type=socket_path, metavar="unix:PATH", help="also accept client connections on a Unix socket"
     )
-    parser.add_argument("--log-level", default="info", choices=LOG_LEVELS)
+    parser.add_argument(
+        "--log-level", default="info", choices=LOG_LEVELS, help="info: the session's story; debug: one line per request"
+    )
+    parser.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="append every message in and out to FILE (0600, secrets redacted; past 64 MiB it becomes FILE.1)",
+    )
     parser.add_argument(
         "--transports",
         type=transports,
