@@ -3,8 +3,8 @@ lines) leaves the daemon's RSS where it was once it is over (SPEC §1).
 
 glibc raises its mmap threshold each time a large block is freed, after which blocks of that size come from the
 heap and stay with the process once freed. A fixed threshold keeps every large buffer in its own mapping, which
-``free`` returns at once; ``trim`` hands back what the heaps keep after a burst. Elsewhere (macOS, musl) both
-are no-ops: those allocators return large blocks on their own.
+``free`` returns at once; that alone brings RSS back after a burst, so no ``malloc_trim`` is needed.
+Elsewhere (macOS, musl) it is a no-op: those allocators return large blocks on their own.
 """
 
 from __future__ import annotations
@@ -38,10 +38,3 @@ def return_large_blocks() -> bool:
     """Fix the mmap threshold (once, early); False where the allocator is not glibc."""
     libc = _glibc()
     return libc is not None and libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
-
-
-def trim() -> None:
-    """Return the free memory the heaps hold (after a burst is over)."""
-    libc = _glibc()
-    if libc is not None:
-        libc.malloc_trim(0)

@@ -99,8 +99,9 @@ class Trace:
         if size > MESSAGE_MAX:
             record: dict[str, Any] = {"bytes": size, "omitted": f"larger than {MESSAGE_MAX} bytes"}
             for key in ("id", "method"):
-                if key in message:
-                    record[key] = message[key]
+                value = message.get(key)
+                if value is not None:
+                    record[key] = value[:200] if isinstance(value, str) else value
             self._record("in", connection, record)
         else:
             self._record("in", connection, redact(message))
