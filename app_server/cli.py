@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,10 +18,12 @@ from anyio.abc import TaskStatus
 
 from app_server import collector, options
 from app_server.logs import get_logger
+from protocol.constants import VERSION
 
 if TYPE_CHECKING:
     from app_server.daemon import Daemon
     from app_server.early import EarlyStdio
+    from app_server.trace import Trace
 
 log = get_logger("app_server")
 SETTLE_S = 1.0
@@ -88,11 +91,28 @@ def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
     data_dir = Path(options.data_dir(args.data_dir, env))
     from mcp_runtime import safe_fs
 
-    safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
+    try:
+        safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
+    except OSError as exc:
+        print(f"{options.NAME}: cannot use the data dir {data_dir}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    trace: Trace | None = None
+    if args.trace is not None:
+        from app_server.trace import Trace
+
+        try:
+            trace = Trace(Path(args.trace).absolute())
+        except OSError as exc:
+            print(f"{options.NAME}: cannot write the trace file {args.trace}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     uvloop = use_uvloop(args.event_loop)
     loop_name = "uvloop" if uvloop else "asyncio"
     sys.stdout = sys.stderr  # stdout carries protocol only: whatever else prints (a library, a logger) goes to stderr
-    anyio.run(_serve, data_dir, env, listen, early, loop_name, backend_options={"use_uvloop": uvloop})
+    try:
+        anyio.run(_serve, data_dir, env, listen, early, loop_name, trace, backend_options={"use_uvloop": uvloop})
+    finally:
+        if trace is not None:
+            trace.close()
     return 0
 
 
@@ -102,6 +122,7 @@ async def _serve(
     listen: tuple[Path, socket.socket] | None,
     early: EarlyStdio | None,
     event_loop: str,
+    trace: Trace | None,
 ) -> None:
     """Serve until stdin ends or a signal arrives, then stop within SPEC §1's bound: settle, close MCP, flush."""
     from app_server.connection import ClientConnection
@@ -111,16 +132,26 @@ async def _serve(
     from app_server.startup import load
     from app_server.transport import Transport
 
-    daemon = Daemon(data_dir=data_dir, env=env, home=Path(env.get("HOME") or Path.home()))
+    began = time.monotonic()
+    daemon = Daemon(data_dir=data_dir, env=env, home=Path(env.get("HOME") or Path.home()), trace=trace)
     prefix = early.handover() if early is not None else b""
-    stdio = await Transport.stdio(prefix, input_ended=early is not None and early.ended)
+    stdio = await Transport.stdio(data_dir, prefix, input_ended=early is not None and early.ended)
     main_processor = Processor(daemon, ClientConnection("stdio", stdio))
 
     @functools.cache
     def announce() -> None:
         """Once start-up's loading begins (logging is set up then), or at the latest when the daemon stops."""
         answered_early = early is not None and early.client is not None
-        log.info("serving", event_loop=event_loop, initialize_answered_early=answered_early)
+        log.info(
+            "serving",
+            version=VERSION,
+            pid=os.getpid(),
+            data_dir=str(data_dir),
+            listen=str(listen[0]) if listen is not None else None,
+            trace=str(trace.path) if trace is not None else None,
+            event_loop=event_loop,
+            initialize_answered_early=answered_early,
+        )
 
     processors = {main_processor}
     closing = False
@@ -130,9 +161,11 @@ async def _serve(
             stop = anyio.Event()
             await tasks.start(_stop_on_signal, stop)
             if early is not None and early.signalled:
+                announce()
+                log.info("signal_received", signal=early.signalled)
                 stop.set()  # a signal before the loop took them over
             elif early is not None:
-                main_processor.resume(early.client, early.initialized)
+                main_processor.resume(early.client, early.initialized, early.answered)
             if listen is not None:
                 path, listener = listen
                 await tasks.start(serve_socket, daemon, listener, path, processors)
@@ -157,13 +190,16 @@ async def _serve(
             with anyio.CancelScope(shield=True):
                 await _close_runtime(daemon)
     announce()
-    log.info("stopped")
+    log.info("stopped", uptime_s=round(time.monotonic() - began, 3))
 
 
 def _load_dispatch() -> None:
-    """Every handler module and what it imports (models, runtime helpers), loaded by start-up in the background."""
+    """Every handler module and what it imports (models, runtime helpers), loaded by start-up in the background;
+    and the allocator told to return large blocks (``app_server.memory``), before any can pile up."""
+    from app_server import memory
     from app_server.handlers import load_all
 
+    memory.return_large_blocks()
     load_all()
 
 
@@ -190,11 +226,11 @@ async def _stop_when_set(event: anyio.Event, stop: anyio.Event) -> None:
 
 
 async def _stop_on_signal(stop: anyio.Event, *, task_status: TaskStatus) -> None:
-    """SIGTERM/SIGINT: stop reading every connection; in-flight requests are answered, then we exit 0.
+    """SIGTERM, SIGINT or SIGHUP: stop reading every connection; in-flight requests are answered, then we exit 0.
 
     Signals stay caught until the daemon exits, so a repeated SIGTERM during shutdown does not kill it mid-way."""
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+    with anyio.open_signal_receiver(*options.STOP_SIGNALS) as signals:
         task_status.started()
-        async for _ in signals:
-            log.info("signal_received")
+        async for signum in signals:
+            log.info("signal_received", signal=signal.Signals(signum).name)
             stop.set()

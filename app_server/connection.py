@@ -17,6 +17,8 @@ from protocol.jsonrpc import AppError, RequestId
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from app_server.trace import Trace
+
 log = get_logger("app_server.connection")
 _server_request_ids = itertools.count(1)
 
@@ -105,9 +107,12 @@ class ClientConnection:
         self.pending: dict[str, PendingServerRequest] = {}
         self.closed = False
         self.dropped_notifications = 0
+        self.trace: Trace | None = None
 
     def send_raw(self, data: bytes, now: bool = False) -> None:
         """``now``: write at once instead of with the other writes of this loop pass (see ``Transport.write``)."""
+        if self.trace is not None:
+            self.trace.outgoing(self.label, data)
         try:
             self.transport.write(data, now)
         except OSError:

@@ -17,6 +17,7 @@ from protocol.jsonrpc import AppError, RequestId
 
 if TYPE_CHECKING:
     from app_server.threads import ThreadRegistry
+    from app_server.trace import Trace
     from mcp_runtime import ConfigStore, McpClientManager, McpThreadRuntime, OAuthLogins, Spawner
     from protocol.base import WireModel
     from protocol.config import McpServerConfig
@@ -33,6 +34,8 @@ class Daemon:
     """Set once a request has been answered (start-up's loading waits for it)."""
     loaded: anyio.Event = field(default_factory=anyio.Event)
     """Set once start-up has loaded every handler (and the MCP SDK when servers are autostarted)."""
+    trace: Trace | None = None
+    """``--trace``: where every message in and out is recorded (redacted), if anywhere."""
     autostart: list[str] = field(default_factory=list)
     """The servers enabled when the first client was initialized, started once start-up has loaded."""
     _autostarted: bool = False

@@ -14,9 +14,14 @@ import select
 import signal
 import sys
 import threading
+import time
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from app_server import collector, handshake, options, wire
+
+if TYPE_CHECKING:
+    from protocol.jsonrpc import RequestId
 
 STDIN = 0
 STDOUT = 1
@@ -34,9 +39,12 @@ class EarlyStdio:
     def __init__(self, data_dir: str) -> None:
         self.data_dir = data_dir
         self.client: tuple[str, str, frozenset[str]] | None = None
+        self.answered: tuple[RequestId, float, int] | None = None
+        """The ``initialize`` answered here: its id, the seconds it took and the answer's size (for its log line)."""
         self.initialized = False
         self.ended = False
-        self.signalled = False
+        self.signalled: str | None = None
+        """The name of the stop signal that arrived first, if one did."""
         self._input = bytearray()
         self._declined = False
         self._wake_read, self._wake_write = os.pipe()
@@ -46,8 +54,8 @@ class EarlyStdio:
 
     def serve_first(self) -> None:
         """Serve stdin in a reader thread while the main thread goes on to import the daemon; it stops at the
-        first line it does not answer, at end of input or on SIGTERM/SIGINT (recorded for the daemon)."""
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        first line it does not answer, at end of input or on a stop signal (recorded for the daemon)."""
+        for signum in options.STOP_SIGNALS:
             signal.signal(signum, self._on_signal)
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         self._thread = threading.Thread(target=self._serve, name="early-stdio", daemon=True)
@@ -67,7 +75,8 @@ class EarlyStdio:
 
     def _on_signal(self, signum: int, frame: object) -> None:
         """Runs in the main thread (so never during ``handover``'s own close); the daemon stops once it serves."""
-        self.signalled = True
+        if self.signalled is None:
+            self.signalled = signal.Signals(signum).name
         if self._wake_open:
             self._wake_open = False
             os.write(self._wake_write, b"\0")
@@ -126,11 +135,14 @@ class EarlyStdio:
             return False
         method, has_id = message.get("method"), "id" in message
         if self.client is None and method == "initialize" and has_id:
+            began = time.perf_counter()
             params = message.get("params")
             client = handshake.quick_params(params if params is not None else {})
-            if client is None or not _send(handshake.initialize_line(message["id"], client[:2], self.data_dir)):
+            answer = handshake.initialize_line(message["id"], client[:2], self.data_dir) if client else b""
+            if client is None or not _send(answer):
                 return False
             self.client = client
+            self.answered = (message["id"], time.perf_counter() - began, len(answer))
             return True
         if self.client is not None and method == "initialized" and not has_id:
             self.initialized = True
@@ -158,9 +170,9 @@ def _send(data: bytes) -> bool:
 
 
 def begin(args: argparse.Namespace, env: Mapping[str, str]) -> EarlyStdio | None:
-    """Serve the first stdio lines when the command line serves on stdio alone (``--listen`` and the
-    subcommands go the ordinary way) and stdin is one ``select`` can wait on."""
-    if args.command is not None or args.listen is not None:
+    """Serve the first stdio lines when the command line serves on stdio alone (``--listen``, ``--trace`` and
+    the subcommands go the ordinary way: a trace records every line) and stdin is one ``select`` can wait on."""
+    if args.command is not None or args.listen is not None or args.trace is not None:
         return None
     try:
         select.select([STDIN], [STDOUT], [], 0)
@@ -182,6 +194,12 @@ def launch() -> int:
         args = options.parse(sys.argv[1:])
     except options.UsageError as refused:
         refused.report()
+    if args.command is None:
+        try:
+            options.prepare_data_dir(options.data_dir(args.data_dir, os.environ))
+        except options.DataDirUnusable as unusable:
+            print(f"{options.NAME}: {unusable}", file=sys.stderr)
+            return 2
     early = begin(args, os.environ)
     from app_server.cli import main
 

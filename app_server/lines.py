@@ -9,14 +9,14 @@ TOO_LARGE = object()
 
 
 async def read_lines(receive: Callable[[], Awaitable[bytes]], max_line: int) -> AsyncIterator[bytes | object]:
-    """Yield each ``\\n``-terminated line (without the newline), or ``TOO_LARGE``; stop at EOF."""
+    """Yield each ``\\n``-terminated line (without the newline), or ``TOO_LARGE``; stop at EOF, where an
+    unfinished line is dropped (its sender closed before finishing it) and its buffer released at once."""
     buffer = bytearray()
     discarding = False
     while True:
         chunk = await receive()
         if not chunk:
-            if buffer and not discarding:
-                yield bytes(buffer)
+            del buffer
             return
         start = 0
         while True:

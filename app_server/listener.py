@@ -15,12 +15,14 @@ import anyio
 from anyio.abc import TaskStatus
 
 from app_server.connection import ClientConnection, encode
+from app_server.logs import get_logger
 from protocol.jsonrpc import AppError
 
 if TYPE_CHECKING:
     from app_server.daemon import Daemon
     from app_server.processor import Processor
 
+log = get_logger("app_server.listener")
 MAX_CONNECTIONS = 64
 PROBE_TIMEOUT_S = 1.0
 
@@ -101,19 +103,25 @@ async def serve(
         nonlocal counter, open_connections
         if open_connections >= MAX_CONNECTIONS:
             refusal = AppError("overloaded", f"at most {MAX_CONNECTIONS} socket connections; retry later")
-            writer.write(encode({"jsonrpc": "2.0", "id": None, "error": refusal.to_error()}))
+            line = encode({"jsonrpc": "2.0", "id": None, "error": refusal.to_error()})
+            if daemon.trace is not None:
+                daemon.trace.outgoing("unix-refused", line)
+            writer.write(line)
             writer.close()
             return
         counter += 1
         open_connections += 1
-        processor = Processor(daemon, ClientConnection(f"unix-{counter}", Transport(reader, writer)))
+        label = f"unix-{counter}"
+        processor = Processor(daemon, ClientConnection(label, Transport(reader, writer, daemon.data_dir)))
         processors.add(processor)
+        log.info("client_connected", connection=label, open=open_connections)
         try:
             await processor.serve()
         finally:
             open_connections -= 1
             processors.discard(processor)
             writer.close()
+            log.info("client_disconnected", connection=label, open=open_connections)
 
     info = path.lstat()
     server = await asyncio.start_unix_server(handle, sock=listener)

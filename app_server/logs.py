@@ -62,6 +62,11 @@ def _chain(error: BaseException, seen: set[int]) -> list[str]:
     return lines
 
 
+def debug_enabled() -> bool:
+    """Whether ``debug`` lines are written (checked before building one on a hot path)."""
+    return _level <= _LEVELS["debug"]
+
+
 def set_level(level: str) -> None:
     global _level
     _level = _LEVELS.get(level.lower(), _LEVELS["info"])

@@ -10,12 +10,15 @@ import argparse
 import json
 import os
 import shutil
+import signal
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 from protocol.constants import NAME, TRANSPORTS, VERSION
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
+"""Each ends the daemon alike, exit 0: a closed terminal's SIGHUP gets the same orderly stop as SIGTERM."""
 EVENT_LOOPS = ("auto", "asyncio")
 PATH_FROM_SHELL = ("auto", "never")
 WATCH_CHILDREN = "watch-children"
@@ -77,7 +80,14 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--listen", type=socket_path, metavar="unix:PATH", help="also accept client connections on a Unix socket"
     )
-    parser.add_argument("--log-level", default="info", choices=LOG_LEVELS)
+    parser.add_argument(
+        "--log-level", default="info", choices=LOG_LEVELS, help="info: the session's story; debug: one line per request"
+    )
+    parser.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="append every message in and out to FILE (0600, secrets redacted; past 64 MiB it becomes FILE.1)",
+    )
     parser.add_argument(
         "--transports",
         type=transports,
@@ -113,6 +123,22 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """The options (``UsageError`` for a command line the parser refuses; ``--help`` and ``--version`` print
     and exit 0 as usual)."""
     return parser().parse_args(argv)
+
+
+class DataDirUnusable(Exception):
+    """The data dir cannot be created or written; the message names the path and the cause (exit 2)."""
+
+
+def prepare_data_dir(path: str) -> None:
+    """Create the data dir (0700) and prove it writable with a file made and removed again, before anything is
+    served from it."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        probe = os.path.join(path, f".probe.{os.getpid():08d}.tmp")  # the temp-file name start-up sweeps
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600))
+        os.unlink(probe)
+    except OSError as exc:
+        raise DataDirUnusable(f"cannot use the data dir {path}: {exc.strerror or exc}") from None
 
 
 def data_dir(value: str | None, env: Mapping[str, str]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,7 @@ from app_server.connection import REQUEST_BACKLOG, ClientConnection, error_line
 from app_server.daemon import Daemon, RequestContext
 from app_server.lines import TOO_LARGE, read_lines
 from app_server.logs import configure as configure_logging
-from app_server.logs import configure_if_loaded, get_logger
+from app_server.logs import configure_if_loaded, debug_enabled, get_logger
 from mcp_runtime import MAX_MESSAGE_BYTES
 from protocol.catalog import METHODS, RETIRED
 from protocol.jsonrpc import AppError, RequestId, validation_errors
@@ -58,6 +59,7 @@ class _Job:
     params: Any
     handler: AwaitedHandler
     scope: anyio.CancelScope
+    started: float
 
 
 @dataclass(slots=True)
@@ -102,12 +104,12 @@ class Processor:
     def __init__(self, daemon: Daemon, connection: ClientConnection) -> None:
         self.daemon = daemon
         self.connection = connection
+        connection.trace = daemon.trace
         self.reading = anyio.CancelScope()
         self.input_ended = anyio.Event()
         self.settled = anyio.Event()
         self.finished = anyio.Event()
         self._idle: anyio.Event | None = None
-        self._write_turn = anyio.Lock()
         self._in_flight_sizes: dict[RequestId, int] = {}
         self._in_flight_bytes = 0
 
@@ -116,20 +118,23 @@ class Processor:
         connection = self.connection
         self.daemon.bus.attach(connection)
         try:
-            async with anyio.create_task_group() as tasks:
-                workers = _Workers(tasks, self._run)
-                with self.reading:
-                    async for line in read_lines(connection.transport.receive, MAX_MESSAGE_BYTES):
-                        if connection.backlog() > READ_PAUSE_BACKLOG:
-                            await connection.transport.drain()
-                        await self._handle_line(line, workers)
-                self.input_ended.set()
-                await self._settle()
-                tasks.cancel_scope.cancel()  # the parked workers; every request has answered or been cancelled
-            self.settled.set()
-            connection.abandon_server_requests()
-            with anyio.move_on_after(FLUSH_S):
-                await connection.transport.flush()
+            async with anyio.create_task_group() as output:
+                output.start_soon(connection.transport.run)  # spooled output, until the last flush is over
+                async with anyio.create_task_group() as tasks:
+                    workers = _Workers(tasks, self._run)
+                    with self.reading:
+                        async for line in read_lines(connection.transport.receive, MAX_MESSAGE_BYTES):
+                            if connection.backlog() > READ_PAUSE_BACKLOG:
+                                await connection.transport.drain()
+                            await self._handle_line(line, workers)
+                    self.input_ended.set()
+                    await self._settle()
+                    tasks.cancel_scope.cancel()  # the parked workers; every request has answered or been cancelled
+                self.settled.set()
+                connection.abandon_server_requests()
+                with anyio.move_on_after(FLUSH_S):
+                    await connection.transport.flush()
+                output.cancel_scope.cancel()
         finally:
             self.daemon.bus.detach(connection)
             connection.abandon_server_requests()
@@ -155,8 +160,11 @@ class Processor:
     async def _handle_line(self, line: bytes | object, workers: _Workers) -> None:
         """Answer or dispatch one line; whatever the line holds, the connection keeps serving."""
         connection = self.connection
+        trace = self.daemon.trace
         if line is TOO_LARGE:
             too_large = AppError("messageTooLarge", f"a message exceeded {MAX_MESSAGE_BYTES} bytes")
+            if trace is not None:
+                trace.refused(connection.label, None, too_large.reason)
             connection.respond_error(None, too_large)
             return
         assert isinstance(line, bytes)
@@ -167,6 +175,8 @@ class Processor:
                 message = await anyio.to_thread.run_sync(wire.decode, line)
             else:
                 message = wire.decode(line)
+            if trace is not None and message is not None:
+                trace.incoming(connection.label, message, len(line))
             if message is None:
                 return
             if message.get("method") is None:
@@ -176,6 +186,8 @@ class Processor:
             else:
                 self._handle_request(message["id"], message["method"], message.get("params"), workers, len(line))
         except wire.Rejected as rejected:
+            if trace is not None:
+                trace.refused(connection.label, len(line), rejected.error.reason)
             connection.respond_error(rejected.request_id, rejected.error)
         except Exception:
             log.error("line_failed", connection=connection.label, exc_info=True)
@@ -194,21 +206,24 @@ class Processor:
         self, request_id: RequestId, method: str, params: Any, workers: _Workers, size: int
     ) -> None:
         connection = self.connection
+        started = time.perf_counter()
         if method == "initialize":
-            self._initialize(request_id, params)
+            self._initialize(request_id, params, started)
             return
         if not connection.initialized:
-            connection.respond_error(request_id, AppError("notInitialized", "send initialize first"))
+            self._refuse(request_id, method, AppError("notInitialized", "send initialize first"), started)
             return
         if connection.backlog() > REQUEST_BACKLOG:
-            connection.respond_error(request_id, AppError("overloaded", "the client is not reading; retry later"))
+            overloaded = AppError("overloaded", "the client is not reading; retry later")
+            self._refuse(request_id, method, overloaded, started)
             return
         if method in RETIRED:
             details = {"replacement": RETIRED[method]} if RETIRED[method] else {}
-            connection.respond_error(request_id, AppError("retired", f"{method} is retired", **details))
+            self._refuse(request_id, method, AppError("retired", f"{method} is retired", **details), started)
             return
         if method not in METHODS:
-            connection.respond_error(request_id, AppError("methodNotFound", f"unknown method {method[:100]}"))
+            unknown = AppError("methodNotFound", f"unknown method {method[:100]}")
+            self._refuse(request_id, method, unknown, started)
             return
         from app_server.handlers import InlineRoute
         from app_server.handlers import route as route_of
@@ -216,54 +231,92 @@ class Processor:
         route = route_of(method)
         configure_if_loaded()
         if isinstance(route, InlineRoute):
-            self._run_inline(request_id, method, params, route.handler)
+            self._run_inline(request_id, method, params, route.handler, started)
             return
         if request_id in connection.in_flight:
-            connection.respond_error(request_id, AppError("invalidRequest", "this request id is already in flight"))
+            in_flight = AppError("invalidRequest", "this request id is already in flight")
+            self._refuse(request_id, method, in_flight, started)
             return
         if len(connection.in_flight) >= MAX_IN_FLIGHT or self._in_flight_bytes >= MAX_IN_FLIGHT_BYTES:
-            connection.respond_error(request_id, AppError("overloaded", "too many requests in flight; retry later"))
+            overloaded = AppError("overloaded", "too many requests in flight; retry later")
+            self._refuse(request_id, method, overloaded, started)
             return
         scope = connection.in_flight[request_id] = anyio.CancelScope()
         self._in_flight_sizes[request_id] = size
         self._in_flight_bytes += size
-        workers.submit(_Job(request_id, method, params, route.handler, scope))
+        workers.submit(_Job(request_id, method, params, route.handler, scope, started))
 
-    def _run_inline(self, request_id: RequestId, method: str, params: Any, handler: InlineHandler) -> None:
+    def _refuse(self, request_id: RequestId, method: str, error: AppError, started: float) -> None:
+        line = error_line(request_id, error)
+        self.connection.send_raw(line)
+        self._answered(request_id, method, started, len(line), error.reason)
+
+    def _answered(self, request_id: RequestId, method: str, started: float, size: int, outcome: str) -> None:
+        """The ``debug`` line of one request: what was asked, how long it took, how large and how it ended (never
+        its arguments or its result)."""
+        if debug_enabled():
+            log.debug(
+                "request",
+                connection=self.connection.label,
+                id=request_id[:100] if isinstance(request_id, str) else request_id,
+                method=method[:100],
+                ms=round((time.perf_counter() - started) * 1000, 3),
+                bytes=size,
+                outcome=outcome,
+            )
+
+    def _run_inline(
+        self, request_id: RequestId, method: str, params: Any, handler: InlineHandler, started: float
+    ) -> None:
         """Handlers that never wait (store and cached-state reads) answer without a task switch."""
+        outcome = "ok"
         try:
             result = handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
         except AppError as exc:
-            self.connection.respond_error(request_id, exc)
+            outcome, line = exc.reason, error_line(request_id, exc)
         except Exception:
             log.error("handler_failed", method=method, exc_info=True)
-            self.connection.respond_error(request_id, AppError("internal", "internal error"))
+            outcome, line = "internal", error_line(request_id, AppError("internal", "internal error"))
         else:
-            self.connection.respond(request_id, result)
+            line = self.connection.result_line(request_id, result)
+        self.connection.send_raw(line)
         self.daemon.first_answer.set()
+        self._answered(request_id, method, started, len(line), outcome)
 
-    def _initialize(self, request_id: RequestId, params: Any) -> None:
+    def _initialize(self, request_id: RequestId, params: Any, started: float) -> None:
         connection = self.connection
         if connection.initialized:
-            connection.respond_error(request_id, AppError("alreadyInitialized", "initialize was already received"))
+            refused = AppError("alreadyInitialized", "initialize was already received")
+            self._refuse(request_id, "initialize", refused, started)
             return
         quick = handshake.quick_params(params if params is not None else {})
         if quick is None:
             try:
                 quick = _validated_initialize(params)
             except AppError as exc:
-                connection.respond_error(request_id, exc)
+                self._refuse(request_id, "initialize", exc, started)
                 return
         name, version, connection.opt_outs = quick
         connection.initialized = True
-        connection.send_raw(handshake.initialize_line(request_id, (name, version), str(self.daemon.data_dir)))
+        line = handshake.initialize_line(request_id, (name, version), str(self.daemon.data_dir))
+        connection.send_raw(line)
+        self._answered(request_id, "initialize", started, len(line), "ok")
 
-    def resume(self, client: tuple[str, str, frozenset[str]] | None, initialized: bool) -> None:
+    def resume(
+        self,
+        client: tuple[str, str, frozenset[str]] | None,
+        initialized: bool,
+        answered: tuple[RequestId, float, int] | None = None,
+    ) -> None:
         """Take over a connection whose first lines ``app_server.early`` answered before the event loop ran:
-        ``client`` is what its ``initialize`` gave, ``initialized`` whether the notification came too."""
+        ``client`` is what its ``initialize`` gave, ``initialized`` whether the notification came too,
+        ``answered`` its id, duration and size (for its ``debug`` line)."""
         if client is not None:
             self.connection.initialized = True
             self.connection.opt_outs = client[2]
+        if answered is not None:
+            request_id, seconds, size = answered
+            self._answered(request_id, "initialize", time.perf_counter() - seconds, size, "ok")
         if initialized:
             self._handle_notification("initialized", None)
 
@@ -274,40 +327,34 @@ class Processor:
         answered = False
         try:
             with job.scope:
-                line = await self._answer(request_id, method, params, handler)
-                if connection.backlog() > REQUEST_BACKLOG:
-                    await self._room_for_output()
+                line, outcome = await self._answer(request_id, method, params, handler)
+                size = len(line)
                 # The only request in flight has no other answer to share a write with: it leaves at once.
                 connection.send_raw(line, now=len(connection.in_flight) == 1)
+                del line  # no name keeps it alive while the client does not read
                 answered = True
+                self._answered(request_id, method, job.started, size, outcome)
                 self.daemon.first_answer.set()
                 await connection.transport.drain()
         finally:
             if not answered:
-                connection.respond_error(request_id, AppError("cancelled", "the request was cancelled"))
+                cancelled = AppError("cancelled", "the request was cancelled")
+                self._refuse(request_id, method, cancelled, job.started)
             connection.in_flight.pop(request_id, None)
             self._in_flight_bytes -= self._in_flight_sizes.pop(request_id, 0)
             if not connection.in_flight and self._idle is not None:
                 self._idle.set()
 
-    async def _answer(self, request_id: RequestId, method: str, params: Any, handler: Any) -> bytes:
-        """The encoded response line: a request waiting for the client to read holds bytes, not a result model."""
+    async def _answer(self, request_id: RequestId, method: str, params: Any, handler: Any) -> tuple[bytes, str]:
+        """The encoded response line (bytes, not a result model) and the outcome: ``ok`` or the error's reason."""
         try:
             result = await handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
         except AppError as exc:
-            return error_line(request_id, exc)
+            return error_line(request_id, exc), exc.reason
         except Exception:
             log.error("handler_failed", method=method, exc_info=True)
-            return error_line(request_id, AppError("internal", "internal error"))
-        return self.connection.result_line(request_id, result)
-
-    async def _room_for_output(self) -> None:
-        """Called past the backlog limit (the caller checks, so the common case awaits nothing): results are then
-        written one at a time as the client reads, so a client that stops reading holds at most the limit plus
-        one result in the daemon's memory."""
-        async with self._write_turn:
-            while self.connection.backlog() > REQUEST_BACKLOG:
-                await self.connection.transport.drain()
+            return error_line(request_id, AppError("internal", "internal error")), "internal"
+        return self.connection.result_line(request_id, result), "ok"
 
 
 def _parse(method: str, params: Any) -> Any:

@@ -289,6 +289,7 @@ class ThreadRegistry:
         thread = self._canonical(record)
         self._bus.subscribe(record.id, connection)
         thread.backend.state()  # connects in the background; thread/start returns at once
+        log.info("thread_started", thread_id=record.id, servers=sorted(servers), connection=connection.label)
         return record.view()
 
     async def page(self, cursor: str | None, limit: int | None) -> tuple[list[Thread], str | None]:
@@ -306,6 +307,7 @@ class ThreadRegistry:
             thread.record = replace(thread.record, status="archived")
             self._save(thread.record)
             await thread.backend.aclose()
+            log.info("thread_archived", thread_id=thread.record.id)
         return thread.record.view()
 
     async def credentials_changed(self, name: str) -> None:

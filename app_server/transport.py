@@ -2,15 +2,18 @@
 
 Both are asyncio streams so that a response is written synchronously into the transport's buffer
 (no queue, no writer task on the hot path); ``drain`` applies backpressure only when it builds up. Writes made
-in one pass of the event loop are joined into one system call (pipelined answers finish together).
+in one pass of the event loop are joined into one system call (pipelined answers finish together). Output the
+client has not taken is kept in memory up to ``MEMORY_OUTPUT``; past it, it waits on disk (``app_server.spool``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import select
 import stat
 import sys
+from pathlib import Path
 from typing import Any
 
 if sys.platform == "win32":
@@ -20,9 +23,14 @@ else:
 
 import anyio
 
+from app_server.spool import Spool
+
 CHUNK = 1 << 16
 JOIN_BYTES = 1 << 18
 """Writes of one loop pass up to this size are joined into one system call; larger ones go as they are."""
+MEMORY_OUTPUT = 8 << 20
+"""Unsent output a connection keeps in memory; whatever would go past it, and everything after that until the
+client has caught up, waits in the connection's spool on disk."""
 
 
 def _watchable(fd: int) -> bool:
@@ -43,6 +51,7 @@ class Transport:
         self,
         reader: asyncio.StreamReader | None,
         writer: asyncio.StreamWriter | None,
+        spool_dir: Path,
         prefix: bytes = b"",
         input_ended: bool = False,
     ) -> None:
@@ -52,11 +61,14 @@ class Transport:
         self._input_ended = input_ended
         self._pending: list[bytes] = []
         self._pending_bytes = 0
+        self._spool = Spool(spool_dir, self._put, self._room)
 
     @classmethod
-    async def stdio(cls, prefix: bytes = b"", input_ended: bool = False) -> Transport:
-        """stdin/stdout as non-blocking pipes; plain blocking I/O when they are files or terminals. The process's
-        own stdout (``sys.__stdout__``): ``sys.stdout`` is stderr while the daemon serves (``app_server.cli``).
+    async def stdio(cls, spool_dir: Path, prefix: bytes = b"", input_ended: bool = False) -> Transport:
+        """stdin/stdout as non-blocking pipes; plain I/O when they are files, and for a terminal's output (uvloop's
+        write-pipe transport reads its fd to notice a closed peer, and on a terminal that takes what the person
+        types). The process's own stdout (``sys.__stdout__``): ``sys.stdout`` is stderr while the daemon serves
+        (``app_server.cli``).
 
         ``prefix``: stdin bytes read before the event loop ran (``app_server.early``), received first;
         ``input_ended``: stdin reached its end then, so it is not read again."""
@@ -70,7 +82,7 @@ class Transport:
                 reader = stream
             except (ValueError, OSError):
                 pass
-        if _watchable(sys.__stdout__.fileno()):
+        if _watchable(sys.__stdout__.fileno()) and not os.isatty(sys.__stdout__.fileno()):
             _widen_pipe(sys.__stdout__.fileno())
             try:
                 transport, protocol = await loop.connect_write_pipe(
@@ -79,7 +91,7 @@ class Transport:
                 writer = asyncio.StreamWriter(transport, protocol, None, loop)
             except (ValueError, OSError):
                 writer = None
-        return cls(reader, writer, prefix, input_ended)
+        return cls(reader, writer, spool_dir, prefix, input_ended)
 
     async def receive(self) -> bytes:
         """The next chunk of input; the answers to the lines already read leave first, in one write."""
@@ -100,8 +112,12 @@ class Transport:
         """Queue ``data`` for the write at the end of this loop pass; ``now``: nothing else is coming, write it
         (with whatever is queued) at once."""
         if self._writer is None:
-            os.write(sys.__stdout__.fileno(), data)
+            _write_all(sys.__stdout__.fileno(), data)
         elif not self._writer.is_closing():
+            if len(self._spool) or self._in_memory() + len(data) > MEMORY_OUTPUT:
+                self._write_pending()  # what this pass wrote before goes first
+                self._spool.append(data)
+                return
             if now and not self._pending:
                 self._writer.write(data)  # no flush scheduled: a no-op callback would cost the loop a pass
                 return
@@ -125,11 +141,37 @@ class Transport:
         for data in pending:
             self._writer.write(data)
 
+    def _in_memory(self) -> int:
+        assert self._writer is not None
+        return self._pending_bytes + self._writer.transport.get_write_buffer_size()
+
     def buffered(self) -> int:
-        """Bytes written but not yet taken by the peer (0 for blocking files)."""
+        """Bytes written but not yet taken by the peer, in memory or spooled (0 for blocking files)."""
         if self._writer is None or self._writer.is_closing():
             return 0
-        return self._pending_bytes + self._writer.transport.get_write_buffer_size()
+        return self._in_memory() + len(self._spool)
+
+    async def run(self) -> None:
+        """Spooled output is written to the client as it reads, for the connection's life (its processor's task
+        group runs this); a spool that cannot be read back closes the connection."""
+        if self._writer is None:
+            return
+        await self._spool.run()
+        if self._spool.lost and not self._writer.is_closing():
+            self._writer.transport.abort()
+
+    def _put(self, data: bytes) -> None:
+        """The spool hands over the next bytes (the stream's buffer has room)."""
+        if self._writer is not None and not self._writer.is_closing():
+            self._writer.write(data)
+
+    async def _room(self) -> None:
+        """Until the stream's buffer is below its low-water mark (at once when the client is gone)."""
+        if self._writer is not None and not self._writer.is_closing():
+            try:
+                await self._writer.drain()
+            except ConnectionError:
+                pass
 
     async def drain(self) -> None:
         """Wait while the write buffer is above its high-water mark.
@@ -143,23 +185,35 @@ class Transport:
         await self._drain_now()
 
     async def _drain_now(self) -> None:
+        """The writes of this pass leave; then wait for the spool to be sent and the buffer to drain."""
         assert self._writer is not None
         self._write_pending()
-        try:
-            await self._writer.drain()
-        except ConnectionError:
-            pass
+        await self._spool.emptied()
+        await self._room()
 
     async def flush(self) -> None:
-        """Wait until every written byte has been taken by the peer (callers bound the wait)."""
+        """Wait until every written byte has been taken by the peer (callers bound the wait, and keep ``run``
+        going meanwhile)."""
         if self._writer is not None and not self._writer.is_closing():
             self._writer.transport.set_write_buffer_limits(high=0)
             await self._drain_now()
 
     async def aclose(self) -> None:
         """Close; whatever the peer has not taken by now is discarded (it stopped reading)."""
+        self._spool.close()
         if self._writer is not None and not self._writer.is_closing():
             self._writer.transport.abort()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Every byte, to a file or a terminal; a terminal shares its file (and non-blocking mode) with stdin, so a full
+    one is waited for (a person's terminal, paused or slow)."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            select.select([], [fd], [])
 
 
 PIPE_BYTES = 1 << 20

@@ -1,9 +1,10 @@
 """Soak: thousands of tool calls, status lists, hostile lines and server restarts through one daemon; RSS and open
-fds before/after.
+fds before/after; then large results to a client that stops reading (SPEC §1: at most +256 MiB while it does not
+read, back within 64 MiB once it has read everything).
 
 A leak shows as growth that scales with the number of rounds; the table prints each phase's totals.
 Run: ``.venv/bin/python -m bench.soak [--rounds 5] [--calls 2000] [--lists 2000] [--hostile 500] [--restarts 10]
-[--json]``.
+[--deaf-calls 256] [--json]``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from scripts.smoke.fixtures.launch import http_fixture
 HTTP_SERVERS = 8
 """Restarted together: an ended session is left as reference cycles that only the collector frees, so RSS growth
 over the restarts shows whether its policy (``app_server.collector``) keeps up."""
+
+DEAF_TEXT = 2_040_000
+"""The fixture's ``big`` answers its text twice (content and structuredContent): a response line of ~3.9 MiB."""
 
 HOSTILE = [
     b"[" * 982 + b"]" * 982,
@@ -79,7 +83,59 @@ def _restarts(daemon: JsonPipe, ids: Iterator[int], count: int) -> int:
     return errors
 
 
-def run(rounds: int, calls: int, lists: int, hostile: int, restarts: int) -> list[dict[str, Any]]:
+def _reset_peak(pid: int) -> None:
+    """Start the peak RSS (VmHWM) afresh, so a phase's peak is its own (Linux ``clear_refs``)."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+def _spooled(pid: int, data_dir: str) -> int:
+    """Bytes in the daemon's output spools: its open, unnamed files in the data dir."""
+    total = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(f"{data_dir}/"):
+                info = os.stat(f"/proc/{pid}/fd/{fd}")
+                total += info.st_size if info.st_nlink == 0 else 0
+        except FileNotFoundError:
+            continue
+    return total
+
+
+def _deaf_client(daemon: JsonPipe, data_dir: str, call: dict[str, Any], count: int) -> list[dict[str, Any]]:
+    """``count`` calls answering ~3.9 MiB each while the client does not read, then it reads them all; rows: RSS
+    and peak while it did not read (once the answers the daemon could not send are on disk), then after."""
+    pid = daemon.process.pid
+    big = {**call, "tool": "big", "arguments": {"bytes": DEAF_TEXT}}
+    daemon.write(json.dumps({"id": "deaf-size", "method": "mcpServer/tool/call", "params": big}).encode() + b"\n")
+    line_bytes = len(daemon.stdout.readline())
+    _reset_peak(pid)
+    started = time.perf_counter()
+    daemon.write(b"".join(
+        json.dumps({"id": f"deaf-{i}", "method": "mcpServer/tool/call", "params": big}).encode() + b"\n"
+        for i in range(count)
+    ))  # fmt: skip
+    while _spooled(pid, data_dir) < count * line_bytes - (24 << 20):
+        if time.perf_counter() - started > 600:
+            raise RuntimeError("the answers never reached the spool")
+        time.sleep(0.1)
+    deaf = {"phase": "deaf", "seconds": round(time.perf_counter() - started, 2), "errors": 0, **_memory(pid)}
+    deaf["spooled_mib"] = round(_spooled(pid, data_dir) / (1 << 20), 1)
+    started = time.perf_counter()
+    pending = {f"deaf-{i}" for i in range(count)}
+    errors = 0
+    while pending:
+        line = daemon.stdout.readline()
+        if not line:
+            raise RuntimeError("the daemon exited")
+        message = json.loads(line)
+        if "method" not in message and message.get("id") in pending:
+            pending.discard(message["id"])
+            errors += "error" in message
+    read = {"phase": "read all", "seconds": round(time.perf_counter() - started, 2), "errors": errors, **_memory(pid)}
+    return [deaf, read]
+
+
+def run(rounds: int, calls: int, lists: int, hostile: int, restarts: int, deaf_calls: int) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as data_dir, http_fixture("--extra-tools", "115") as url:
         daemon = JsonPipe(daemon_command(data_dir))
@@ -117,6 +173,9 @@ def run(rounds: int, calls: int, lists: int, hostile: int, restarts: int) -> lis
                     "errors": errors,
                     **_memory(daemon.process.pid),
                 })
+            if deaf_calls:
+                rows.append({"phase": "before", "seconds": 0.0, "errors": 0, **_memory(daemon.process.pid)})
+                rows += _deaf_client(daemon, data_dir, call, deaf_calls)
         finally:
             daemon.close()
     return rows
@@ -130,10 +189,18 @@ def _table(rows: list[dict[str, Any]]) -> str:
             f"{row['phase']:<10} {row['seconds']:>8} {row['errors']:>7} {row['rss_kib'] / 1024:>8.1f}"
             f" {row['peak_kib'] / 1024:>9.1f} {row['fds']:>5}"
         )
-    first, last = rows[0], rows[-1]
+    phases = {row["phase"]: row for row in rows}
+    first, last = rows[0], phases.get("before", rows[-1])
     lines.append(
         f"growth: RSS {(last['rss_kib'] - first['rss_kib']) / 1024:+.1f} MiB, fds {last['fds'] - first['fds']:+d}"
     )
+    if "deaf" in phases:
+        before, deaf, read = phases["before"], phases["deaf"], phases["read all"]
+        lines.append(
+            f"large results to a deaf client: +{(deaf['peak_kib'] - before['rss_kib']) / 1024:.1f}"
+            f" MiB at most while it did not read ({deaf['spooled_mib']} MiB spooled; bound +256),"
+            f" {(read['rss_kib'] - before['rss_kib']) / 1024:+.1f} MiB once it had read everything (bound 64)"
+        )
     return "\n".join(lines)
 
 
@@ -147,9 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lists", type=int, default=2000, help="mcpServerStatus/list requests per round")
     parser.add_argument("--hostile", type=int, default=500, help="hostile lines per round")
     parser.add_argument("--restarts", type=int, default=10, help=f"starts and stops of {HTTP_SERVERS} HTTP servers")
+    parser.add_argument("--deaf-calls", type=int, default=256, help="~3.9 MiB answers to a client that stops reading")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    rows = run(args.rounds, args.calls, args.lists, args.hostile, args.restarts)
+    rows = run(args.rounds, args.calls, args.lists, args.hostile, args.restarts, args.deaf_calls)
     print(json.dumps(rows) if args.json else _table(rows))
     return 0
 

@@ -74,9 +74,15 @@ class CommonConfig(WireModel):
     enabled: bool = Field(default=True, description="Whether this daemon starts it and offers it to threads.")
     description: str | None = Field(default=None, max_length=4096, description="A note for people.")
     startup_timeout_ms: int = Field(
-        default=30_000, ge=1, le=600_000, description="How long connecting may take (and each OAuth request)."
+        default=30_000,
+        ge=1,
+        le=600_000,
+        strict=True,
+        description="How long connecting may take (and each OAuth request).",
     )
-    tool_timeout_ms: int = Field(default=30_000, ge=1, le=300_000, description="How long a tool call may take.")
+    tool_timeout_ms: int = Field(
+        default=30_000, ge=1, le=300_000, strict=True, description="How long a tool call may take."
+    )
     enabled_tools: list[str] | None = Field(default=None, description="Only these tools (raw or full names).")
     disabled_tools: list[str] | None = Field(
         default=None, description="Never these tools (applied after `enabledTools`)."

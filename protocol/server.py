@@ -234,7 +234,7 @@ class OAuthLoginParams(WireModel):
         default=None, description="Scopes to ask for; absent: those the server last asked for, plus the previous ones."
     )
     timeout_secs: int | None = Field(
-        default=None, ge=1, le=600, description="How long the login may take, in seconds (180)."
+        default=None, ge=1, le=600, strict=True, description="How long the login may take, in seconds (180)."
     )
     thread_id: str | None = Field(default=None, description="The thread the login is for, echoed in the completion.")
 

@@ -91,7 +91,11 @@ class ToolCallParams(WireModel):
     tool: str = Field(description="The tool's name on that server.")
     arguments: dict[str, Any] | None = Field(default=None, description="The arguments, checked against `inputSchema`.")
     timeout_ms: int | None = Field(
-        default=None, ge=1, le=300_000, description="Give up after this long (default: the server's `toolTimeoutMs`)."
+        default=None,
+        ge=1,
+        le=300_000,
+        strict=True,
+        description="Give up after this long (default: the server's `toolTimeoutMs`).",
     )
     meta: dict[str, Any] | None = Field(default=None, alias="_meta", description="MCP `_meta` to send with the call.")
 

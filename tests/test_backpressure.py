@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import array
 import fcntl
+import json
 import os
+import stat
 import subprocess
 import sys
 import termios
@@ -189,3 +191,86 @@ def test_progress_notifications_are_dropped_never_the_response(data_dir: Path) -
         assert 0 < len(received) < steps
         _, peak = _memory_kib(process.pid)
         assert (peak - rss_before) < 64 * 1024, f"RSS grew by {(peak - rss_before) // 1024} MiB"
+
+
+BIG_TEXT = 2_040_000
+"""``big`` answers its text twice (content and structuredContent): a response line of about 3.9 MiB."""
+BIG_CALLS = 256
+GROWTH_WHILE_DEAF = 256 * MIB
+RETURNED_WITHIN = 64 * MIB
+
+
+def _spool_files(pid: int, data_dir: Path) -> list[os.stat_result]:
+    """The daemon's open files in the data dir that have no name (its output spools)."""
+    found = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.startswith(str(data_dir) + "/") and target.endswith(" (deleted)"):
+                found.append(os.stat(f"/proc/{pid}/fd/{fd}"))
+        except FileNotFoundError:
+            continue
+    return found
+
+
+def _wait_spooled(process: subprocess.Popen[bytes], data_dir: Path, at_least: int, timeout: float = 300.0) -> None:
+    """Until the answers waiting for the client have reached the spool on disk (all but what memory holds)."""
+    deadline = time.monotonic() + timeout
+    while sum(info.st_size for info in _spool_files(process.pid, data_dir)) < at_least:
+        assert time.monotonic() < deadline, "the answers never reached the spool"
+        time.sleep(0.1)
+
+
+def _large_results_round(
+    process: subprocess.Popen[bytes], client: JsonLinesClient, lines: PausableLines, thread_id: str, data_dir: Path
+) -> tuple[int, int]:
+    """256 calls answering ~3.9 MiB each while the client does not read, then it reads them all: (peak growth
+    while it did not read, RSS growth once it had read everything), in bytes."""
+    rss_before, _ = _memory_kib(process.pid)
+    line_bytes = len(json.dumps(_call(client, thread_id, "big", {"bytes": BIG_TEXT}), separators=(",", ":")))
+    lines.reading.clear()
+    ids = [
+        client.start_request(
+            "mcpServer/tool/call",
+            {"threadId": thread_id, "server": "fx", "tool": "big", "arguments": {"bytes": BIG_TEXT}},
+            request_id=f"big-{i}",
+        )
+        for i in range(BIG_CALLS)
+    ]
+    _wait_input_consumed(process)
+    _wait_spooled(process, data_dir, BIG_CALLS * line_bytes - 24 * MIB)
+    rss_deaf, peak_deaf = _memory_kib(process.pid)
+    spools = _spool_files(process.pid, data_dir)
+    assert spools and all(stat.S_IMODE(info.st_mode) == 0o600 for info in spools)
+    assert not [p for p in data_dir.iterdir() if p.is_file() and p.stat().st_size > MIB], "a spool with a name"
+    lines.reading.set()
+    answers = [client.wait_response(request_id, timeout=300) for request_id in ids]
+    assert all(len(a["result"]["content"][0]["text"]) == BIG_TEXT for a in answers), "every answer, whole"
+    assert _call(client, thread_id, "echo", {"text": "after"})["content"][0]["text"] == "after"
+    assert _spool_files(process.pid, data_dir) == [], "the spool outlived the output it held"
+    rss_after, _ = _memory_kib(process.pid)
+    return (max(peak_deaf, rss_deaf) - rss_before) * KIB, (rss_after - rss_before) * KIB
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("event_loop", ["auto", "asyncio"])
+def test_large_results_to_a_client_that_stops_reading_cost_bounded_memory(data_dir: Path, event_loop: str) -> None:
+    with pausable_daemon(data_dir, event_loop) as (process, client, lines):
+        thread_id = _thread_with_fixture(client)
+        deaf_growth, left_after = _large_results_round(process, client, lines, thread_id, data_dir)
+        assert deaf_growth < GROWTH_WHILE_DEAF, f"RSS grew by {deaf_growth // MIB} MiB while the client did not read"
+        assert left_after < RETURNED_WITHIN, f"RSS stayed {left_after // MIB} MiB above the start"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_large_results_to_a_deaf_client_round_after_round(data_dir: Path) -> None:
+    """Soak: eight rounds of the above in one daemon; neither bound drifts."""
+    with pausable_daemon(data_dir) as (process, client, lines):
+        thread_id = _thread_with_fixture(client)
+        start, _ = _memory_kib(process.pid)
+        for round_number in range(8):
+            deaf_growth, _ = _large_results_round(process, client, lines, thread_id, data_dir)
+            now, _ = _memory_kib(process.pid)
+            assert deaf_growth < GROWTH_WHILE_DEAF, f"round {round_number}: +{deaf_growth // MIB} MiB while deaf"
+            assert (now - start) * KIB < RETURNED_WITHIN, f"round {round_number}: {(now - start) // 1024} MiB held"

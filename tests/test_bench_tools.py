@@ -22,7 +22,7 @@ def test_every_bench_module_imports(name: str) -> None:
 
 
 def test_a_short_soak_runs_every_phase_without_an_error() -> None:
-    rows = soak.run(rounds=2, calls=60, lists=60, hostile=20, restarts=2)
-    assert [row["phase"] for row in rows] == ["start", "round 1", "round 2"]
+    rows = soak.run(rounds=2, calls=60, lists=60, hostile=20, restarts=2, deaf_calls=8)
+    assert [row["phase"] for row in rows] == ["start", "round 1", "round 2", "before", "deaf", "read all"]
     assert all(row["errors"] == 0 for row in rows)
     assert all(row["rss_kib"] > 0 and row["fds"] > 0 for row in rows)

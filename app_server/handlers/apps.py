@@ -9,6 +9,7 @@ import anyio
 
 from app_server.daemon import RequestContext
 from app_server.handlers.registry import method
+from app_server.logs import get_logger
 from mcp_runtime import plan_import, sync_app
 from protocol.config import APP_NAMES
 from protocol.server import (
@@ -18,6 +19,8 @@ from protocol.server import (
     SyncAllToLiveResult,
     SyncAppResult,
 )
+
+log = get_logger("app_server.handlers.apps")
 
 
 @method("mcpServer/importFromApp", ImportFromAppParams)
@@ -37,6 +40,14 @@ async def import_from_app(ctx: RequestContext, params: ImportFromAppParams) -> I
     )
     if plan.to_create and not params.dry_run:
         daemon.store.create_many(plan.to_create, plan.source)
+    log.info(
+        "import_summary",
+        app=params.app,
+        imported=len(plan.to_create),
+        skipped=len(plan.skipped),
+        warnings=len(plan.warnings),
+        dry_run=params.dry_run,
+    )
     return ImportFromAppResult(imported=list(plan.to_create), skipped=plan.skipped, warnings=plan.warnings)
 
 
@@ -63,4 +74,12 @@ async def sync_all_to_live(ctx: RequestContext, params: SyncAllToLiveParams) -> 
         )
         result.warnings = warnings or None
         results.append(result)
+        log.info(
+            "sync_summary",
+            app=app,
+            servers=len(result.servers),
+            changed=result.changed,
+            failed=result.error.reason if result.error is not None else None,
+            dry_run=params.dry_run,
+        )
     return SyncAllToLiveResult(results=results)

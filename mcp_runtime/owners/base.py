@@ -8,10 +8,13 @@ demand) and :meth:`_settled` (whether a read waits for servers still starting).
 from __future__ import annotations
 
 import os
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+import structlog
 
 from mcp_runtime._sdk_compat import load_sdk
 from mcp_runtime.catalog.cache import CatalogCache, SearchAnswer
@@ -31,6 +34,8 @@ from protocol.resource import ResourceContent, ResourceReadResult, ResourceTempl
 from protocol.server import AuthStatus, ServerStatus, StartupState, StartupStatusUpdated
 from protocol.tool import ToolView
 
+log = structlog.get_logger("mcp_runtime.owners")
+
 
 class SlotOwner(ABC):
     """The shared half of an owner; subclasses hold the slots and decide when a server is ready."""
@@ -45,6 +50,7 @@ class SlotOwner(ABC):
         self.catalog = CatalogCache()
         self._statuses = StatusCache()
         self._credentials = os.fspath(data_dir / CREDENTIALS_FILE)
+        self._starts: dict[str, float] = {}
 
     # ------------------------------------------------------------------ hooks
 
@@ -101,6 +107,22 @@ class SlotOwner(ABC):
                 failure_reason="reauthenticationRequired" if reauth else None,
             ),
         )
+        self._log_start(name, status, error)
+
+    def _log_start(self, name: str, status: StartupState, error: AppError | None) -> None:
+        """The session's story at ``info``: each start and how it ended, by whom and how long it took; a failure
+        by its typed reason (and detail), never its message, which may quote what a server printed."""
+        owner = {"owner": "management" if self.thread_id is None else "thread", "thread_id": self.thread_id}
+        if status == "starting":
+            self._starts[name] = time.monotonic()
+            log.info("server_starting", server=name, **owner)
+            return
+        began = self._starts.pop(name, None)
+        duration_ms = round((time.monotonic() - began) * 1000) if began is not None else None
+        failure = {"reason": error.reason} if error is not None else {}
+        if error is not None and isinstance(error.details.get("detail"), str):
+            failure["detail"] = error.details["detail"]
+        log.info(f"server_{status}", server=name, duration_ms=duration_ms, **owner, **failure)
 
     async def _new_slot(
         self,

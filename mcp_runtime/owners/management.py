@@ -176,7 +176,10 @@ class McpClientManager(SlotOwner):
         entry.auth_error = None
         slot = entry.slot
         if slot is not None:
+            running = slot.state.status in ("starting", "connected")
             await slot.close()  # interrupts a start holding the lock; it publishes ``cancelled``
+            if running:
+                log.info("server_stopped", server=name, owner="management")
         async with entry.lock:
             if entry.slot is slot and slot is not None:
                 entry.slot = None
@@ -248,9 +251,10 @@ class McpClientManager(SlotOwner):
 
     async def _restart_loop(self, name: str, entry: _Entry) -> None:
         while not self._closed:
-            delay = min(BACKOFF_MAX_S, BACKOFF_INITIAL_S * 2**entry.attempts)
+            delay = min(BACKOFF_MAX_S, BACKOFF_INITIAL_S * 2**entry.attempts) * random.uniform(0.5, 1.0)
             entry.attempts += 1
-            await anyio.sleep(delay * random.uniform(0.5, 1.0))
+            log.info("server_restart_scheduled", server=name, attempt=entry.attempts, backoff_s=round(delay, 3))
+            await anyio.sleep(delay)
             config = self._snapshot().get(name)
             if config is None or not config.enabled:
                 return

@@ -1,0 +1,40 @@
+"""Freed memory goes back to the system, so a burst (large results, a client that stopped reading, long unfinished
+lines) leaves the daemon's RSS where it was once it is over (SPEC §1).
+
+glibc raises its mmap threshold each time a large block is freed, after which blocks of that size come from the
+heap and stay with the process once freed. A fixed threshold keeps every large buffer in its own mapping, which
+``free`` returns at once; that alone brings RSS back after a burst, so no ``malloc_trim`` is needed.
+Elsewhere (macOS, musl) it is a no-op: those allocators return large blocks on their own.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any
+
+M_MMAP_THRESHOLD = -3
+"""glibc's ``mallopt`` parameter number."""
+MMAP_THRESHOLD = 256 << 10
+"""Blocks of this size and more each get their own mapping."""
+
+
+@functools.cache
+def _glibc() -> Any:
+    """The C library when it is glibc, else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version  # noqa: B018  (present in glibc only)
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+def return_large_blocks() -> bool:
+    """Fix the mmap threshold (once, early); False where the allocator is not glibc."""
+    libc = _glibc()
+    return libc is not None and libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
