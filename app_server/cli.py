@@ -18,7 +18,7 @@ from anyio.abc import TaskStatus
 
 from app_server import collector, options
 from app_server.logs import get_logger
-from protocol.constants import VERSION
+from protocol.constants import NAME, VERSION
 
 if TYPE_CHECKING:
     from app_server.daemon import Daemon
@@ -94,7 +94,7 @@ def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
     try:
         safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
     except OSError as exc:
-        print(f"{options.NAME}: cannot use the data dir {data_dir}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"{NAME}: cannot use the data dir {data_dir}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     trace: Trace | None = None
     if args.trace is not None:
@@ -103,7 +103,7 @@ def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
         try:
             trace = Trace(Path(args.trace).absolute())
         except OSError as exc:
-            print(f"{options.NAME}: cannot write the trace file {args.trace}: {exc.strerror or exc}", file=sys.stderr)
+            print(f"{NAME}: cannot write the trace file {args.trace}: {exc.strerror or exc}", file=sys.stderr)
             return 2
     uvloop = use_uvloop(args.event_loop)
     loop_name = "uvloop" if uvloop else "asyncio"

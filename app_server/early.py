@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from app_server import collector, handshake, options, wire
+from protocol.constants import NAME
 
 if TYPE_CHECKING:
     from protocol.jsonrpc import RequestId
@@ -198,7 +199,7 @@ def launch() -> int:
         try:
             options.prepare_data_dir(options.data_dir(args.data_dir, os.environ))
         except options.DataDirUnusable as unusable:
-            print(f"{options.NAME}: {unusable}", file=sys.stderr)
+            print(f"{NAME}: {unusable}", file=sys.stderr)
             return 2
     early = begin(args, os.environ)
     from app_server.cli import main

@@ -134,8 +134,8 @@ def prepare_data_dir(path: str) -> None:
     served from it."""
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
-        probe = os.path.join(path, f".probe.{os.getpid():08d}.tmp")  # the temp-file name start-up sweeps
-        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600))
+        probe = os.path.join(path, f".probe.{os.urandom(8).hex()}.tmp")  # a temp-file name start-up sweeps
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # O_EXCL: never through a link
         os.unlink(probe)
     except OSError as exc:
         raise DataDirUnusable(f"cannot use the data dir {path}: {exc.strerror or exc}") from None

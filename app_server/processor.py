@@ -202,9 +202,7 @@ class Processor:
             if scope is not None:
                 scope.cancel()
 
-    def _handle_request(
-        self, request_id: RequestId, method: str, params: Any, workers: _Workers, size: int
-    ) -> None:
+    def _handle_request(self, request_id: RequestId, method: str, params: Any, workers: _Workers, size: int) -> None:
         connection = self.connection
         started = time.perf_counter()
         if method == "initialize":

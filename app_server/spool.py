@@ -9,11 +9,10 @@ the connection closes.
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 import anyio
 
@@ -33,7 +32,7 @@ class Spool:
         self._folder = folder
         self._put = put
         self._room = room
-        self._file: BinaryIO | None = None
+        self._file: IO[bytes] | None = None
         self._queue: deque[bytes] = deque()
         self._queued = 0
         self._moving = 0
@@ -113,12 +112,11 @@ class Spool:
         if self._file is None:
             import tempfile
 
-            self._file = tempfile.TemporaryFile(dir=self._folder)  # unnamed, 0600
+            self._file = tempfile.TemporaryFile(dir=self._folder, buffering=0)  # unnamed, 0600
+        self._file.seek(self._end)  # reads and writes take turns on the spool's one worker
         view = memoryview(data)
-        offset = self._end
         while view:
-            written = os.pwrite(self._file.fileno(), view, offset)
-            view, offset = view[written:], offset + written
+            view = view[self._file.write(view) :]
 
     async def _feed(self) -> None:
         while True:
@@ -149,11 +147,14 @@ class Spool:
         assert self._file is not None
         size = min(READ_CHUNK, self._end - self._start)
         with anyio.CancelScope(shield=True):
-            chunk = await anyio.to_thread.run_sync(
-                os.pread, self._file.fileno(), size, self._start, limiter=self._limiter
-            )
+            chunk = await anyio.to_thread.run_sync(self._read_at, self._file, size, limiter=self._limiter)
             self._start += len(chunk)
         return chunk
+
+    def _read_at(self, file: IO[bytes], size: int) -> bytes:
+        """In the spool's worker: ``size`` bytes from where the unsent part of the file starts."""
+        file.seek(self._start)
+        return file.read(size)
 
     async def _close_file(self) -> None:
         """Everything has been sent: the file goes (with its disk space), offsets start again."""

@@ -13,11 +13,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from mcp_runtime import safe_fs
 
 REDACTED = "***"
 FILE_MAX = 64 << 20
@@ -60,7 +63,7 @@ def _redacted(value: Any) -> Any:
 
 def redact(message: dict[str, Any]) -> dict[str, Any]:
     """What of ``message`` a trace may hold (see the module's docstring)."""
-    copy = _redacted(message)
+    copy: dict[str, Any] = _redacted(message)
     params, result = copy.get("params"), copy.get("result")
     if copy.get("method") == _ELICITATION and isinstance(params, dict) and "url" in params:
         params["url"] = REDACTED
@@ -90,8 +93,9 @@ class Trace:
         self._fd = self._open()
 
     def _open(self) -> int:
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        os.fchmod(fd, 0o600)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | safe_fs.O_NOFOLLOW, safe_fs.FILE_MODE)
+        if sys.platform != "win32":
+            os.fchmod(fd, safe_fs.FILE_MODE)  # an existing file too
         self._size = os.fstat(fd).st_size
         return fd
 

@@ -25,6 +25,8 @@ import anyio
 
 from app_server.spool import Spool
 
+STDIN = 0
+STDOUT = 1
 CHUNK = 1 << 16
 JOIN_BYTES = 1 << 18
 """Writes of one loop pass up to this size are joined into one system call; larger ones go as they are."""
@@ -73,20 +75,22 @@ class Transport:
         ``prefix``: stdin bytes read before the event loop ran (``app_server.early``), received first;
         ``input_ended``: stdin reached its end then, so it is not read again."""
         loop = asyncio.get_running_loop()
+        stdin, stdout = sys.stdin, sys.__stdout__
+        assert stdin is not None and stdout is not None  # a console program (pythonw would have neither)
         reader: asyncio.StreamReader | None = None
         writer: asyncio.StreamWriter | None = None
-        if not input_ended and _watchable(sys.stdin.fileno()):
+        if not input_ended and _watchable(STDIN):
             stream = asyncio.StreamReader(limit=CHUNK)
             try:
-                await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), sys.stdin.buffer)
+                await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), stdin.buffer)
                 reader = stream
             except (ValueError, OSError):
                 pass
-        if _watchable(sys.__stdout__.fileno()) and not os.isatty(sys.__stdout__.fileno()):
-            _widen_pipe(sys.__stdout__.fileno())
+        if _watchable(STDOUT) and not os.isatty(STDOUT):
+            _widen_pipe(STDOUT)
             try:
                 transport, protocol = await loop.connect_write_pipe(
-                    lambda: asyncio.streams.FlowControlMixin(loop), sys.__stdout__.buffer
+                    lambda: asyncio.streams.FlowControlMixin(loop), stdout.buffer
                 )
                 writer = asyncio.StreamWriter(transport, protocol, None, loop)
             except (ValueError, OSError):
@@ -106,13 +110,13 @@ class Transport:
                 return await self._reader.read(CHUNK)
             except ConnectionError:
                 return b""
-        return await anyio.to_thread.run_sync(os.read, sys.stdin.fileno(), CHUNK, abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(os.read, STDIN, CHUNK, abandon_on_cancel=True)
 
     def write(self, data: bytes, now: bool = False) -> None:
         """Queue ``data`` for the write at the end of this loop pass; ``now``: nothing else is coming, write it
         (with whatever is queued) at once."""
         if self._writer is None:
-            _write_all(sys.__stdout__.fileno(), data)
+            _write_all(STDOUT, data)
         elif not self._writer.is_closing():
             if len(self._spool) or self._in_memory() + len(data) > MEMORY_OUTPUT:
                 self._write_pending()  # what this pass wrote before goes first

@@ -142,6 +142,7 @@ def decode(line: bytes, fast: bool = True) -> dict[str, Any] | None:
                 "invalidParams",
                 "params are not valid Unicode",
                 errors=[{"path": "params", "message": "a string contains a lone surrogate"}],
-            ), request_id
+            ),
+            request_id,
         )
     return message
