@@ -58,7 +58,7 @@ def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
         return 0
     from mcp_runtime import ConfigPolicy, set_policy  # no pydantic: initialize is answered before any model loads
 
-    set_policy(ConfigPolicy(args.transports, args.stdio_sandbox))
+    set_policy(ConfigPolicy(args.transports, args.stdio_sandbox, args.oauth_client_metadata_url))
     listen: tuple[Path, socket.socket] | None = None
     if args.listen is not None:
         path = Path(args.listen).absolute()

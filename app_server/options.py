@@ -11,6 +11,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
+from urllib.parse import urlsplit
 
 from protocol.constants import NAME, TRANSPORTS, VERSION
 
@@ -63,6 +64,15 @@ def stdio_sandbox(text: str) -> tuple[str, ...]:
     return tuple(argv)
 
 
+def https_document(text: str) -> str:
+    """``--oauth-client-metadata-url URL``: an https URL with a path (the authorization server fetches it)."""
+    parts = urlsplit(text)
+    plain = not parts.fragment and "@" not in parts.netloc
+    if parts.scheme != "https" or not parts.hostname or parts.path in ("", "/") or not plain:
+        raise argparse.ArgumentTypeError("takes an https URL with a path, without userinfo or fragment")
+    return text
+
+
 def parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=NAME, description="Serve on stdio (the default), or write the protocol's schema or types.")
     parser.add_argument("--data-dir", help="where mcps.json, threads and credentials live")
@@ -79,6 +89,12 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--stdio-sandbox", type=stdio_sandbox, default=(), metavar="JSON", help="argv prefix for every stdio server"
+    )
+    parser.add_argument(
+        "--oauth-client-metadata-url",
+        type=https_document,
+        metavar="URL",
+        help="the client ID metadata document OAuth logins use where a server's config names none",
     )
     parser.add_argument(
         "--event-loop",

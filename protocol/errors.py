@@ -223,6 +223,13 @@ class OriginNotAllowedErrorData(ErrorDetails):
     origin: str = Field(description="The origin to ask the user about.")
 
 
+class CallbackPortInUseErrorData(ErrorDetails):
+    """The login's loopback callback port (`oauth.callbackPort`) is taken by another program."""
+
+    reason: Literal["callbackPortInUse"]
+    port: int = Field(description="The port.")
+
+
 class UnsupportedErrorData(ErrorDetails):
     """Something this daemon does not do (and does not pretend to)."""
 
@@ -280,6 +287,9 @@ class InvalidOutputErrorData(ErrorDetails):
     detail: str | None = Field(default=None, description="What is malformed, in plain words.")
     errors: list[ValidationIssue] | None = Field(default=None, description="How the output misses its schema.")
     result: Any = Field(default=None, description="The tool's result all the same, for a host to show.")
+    dropped_tools: list[str] | None = Field(
+        default=None, description="Tools left out of the catalog because their `x-mcp-header` annotations are invalid."
+    )
 
 
 class TimeoutErrorData(ErrorDetails):
@@ -336,6 +346,7 @@ ErrorData = TypeAliasType(
         | MissingEnvVarErrorData
         | InsecureUrlErrorData
         | OriginNotAllowedErrorData
+        | CallbackPortInUseErrorData
         | UnsupportedErrorData
         | TransportNotAllowedErrorData
         | LimitErrorData

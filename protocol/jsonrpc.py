@@ -77,6 +77,7 @@ REASON_CODES: dict[str, ErrorCode] = {
     "transportNotAllowed": ErrorCode.POLICY,
     "unsafePath": ErrorCode.POLICY,
     "storeCorrupted": ErrorCode.POLICY,
+    "callbackPortInUse": ErrorCode.POLICY,
     "tooManyServers": ErrorCode.LIMIT,
     "tooManyTools": ErrorCode.LIMIT,
     "catalogTooLarge": ErrorCode.LIMIT,

@@ -1,4 +1,5 @@
-"""The deployment's config policy (SPEC §1 ``--transports``, ``--stdio-sandbox``), set once by the command line.
+"""The deployment's config policy (SPEC §1 ``--transports``, ``--stdio-sandbox``, SPEC §5
+``--oauth-client-metadata-url``), set once by the command line.
 
 It imports no model, so the command line sets it before any is loaded.
 """
@@ -22,6 +23,8 @@ class ConfigPolicy:
 
     transports: frozenset[str] = frozenset(TRANSPORTS)
     stdio_sandbox: tuple[str, ...] = ()
+    oauth_client_metadata_url: str | None = None
+    """The client ID metadata document a login uses when its server's config names none."""
 
     def check_transport(self, config: McpServerConfig, name: str | None = None) -> None:
         if config.type not in self.transports:
