@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from mcp_runtime.catalog.names import full_name
-from mcp_runtime.catalog.schemas import errors, validator
+from mcp_runtime.catalog.schemas import arguments_validator, errors, validator
 from mcp_runtime.catalog.views import build_views, visible_for_context
 from mcp_runtime.events import EventSink
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
@@ -243,7 +243,7 @@ class McpThreadRuntime(SlotOwner):
             spec = self._specs[key] = _ToolSpec(
                 tool=listed,
                 allowed=bool(visible),
-                input=validator(listed.input_schema),
+                input=arguments_validator(listed.input_schema),
                 output=validator(listed.output_schema) if listed.output_schema is not None else None,
             )
         if not spec.allowed:
