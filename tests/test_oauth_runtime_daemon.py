@@ -32,6 +32,11 @@ def row(d: Daemon, thread_id: str | None = None) -> dict[str, Any]:
     return d.request("mcpServerStatus/list", params)["data"][0]  # type: ignore[no-any-return]
 
 
+def read_stats(d: Daemon) -> dict[str, Any]:
+    """``fixture://stats`` through the management connection (no thread)."""
+    return d.request("mcpServer/resource/read", {"server": "sec", "uri": "fixture://stats"})  # type: ignore[no-any-return]
+
+
 def entry(data_dir: Path, url: str) -> dict[str, Any]:
     return json.loads((data_dir / "credentials.json").read_text())["entries"][f"sec {url}"]  # type: ignore[no-any-return]
 
@@ -120,5 +125,8 @@ def test_a_step_up_login_is_in_effect_on_every_connection_before_it_is_announced
                 call(d, thread_id, "admin")
             assert err.value.reason == "insufficientScope"
             assert login(d, "sec")["success"]  # no scopes named: the challenged ones with the previous ones
+            # The management connection is back too, with the new token: a read through it works at once.
+            assert row(d)["runtimeStatus"] == "connected"
+            assert json.loads(read_stats(d)["contents"][0]["text"])["refreshes"] == 0
             assert call(d, thread_id, "admin")["content"][0]["text"] == "admin ok"
             assert login(d, "sec", scopes=["mcp"])["success"]  # back to the narrow token for the next round

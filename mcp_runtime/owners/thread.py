@@ -126,7 +126,8 @@ class McpThreadRuntime(SlotOwner):
             server.ready.set()
 
     async def credentials_changed(self, name: str) -> None:
-        """New OAuth tokens for ``name``: its slot is rebuilt (in the background) to use them."""
+        """New OAuth tokens for ``name``: its slot is rebuilt to use them; returns once it is connected (or failed,
+        bounded by its startup timeout), so a login is announced only with its token in effect."""
         server = self._servers.get(name)
         if server is None or self._closed:
             return
@@ -135,6 +136,7 @@ class McpThreadRuntime(SlotOwner):
         if server.slot is not None:
             await server.slot.close()
         self._spawn(name, server)
+        await server.ready.wait()
 
     async def aclose(self) -> None:
         """Close every slot (interrupting starts) and reap every child."""
