@@ -23,7 +23,7 @@ def request(request_id: int, version: str | None) -> SessionMessage:
 
 def test_only_answers_to_2026_requests_get_the_default() -> None:
     fix = _CompleteByDefault()
-    for item in (request(1, "2026-07-28"), request(2, None), request(3, "2026-07-28")):
+    for item in (request(1, "2026-07-28"), request(2, None), request(3, "2026-07-28"), request(4, "2026-07-28")):
         fix.sent(item)
 
     def received(request_id: int, result: dict[str, Any]) -> dict[str, Any]:
@@ -34,3 +34,4 @@ def test_only_answers_to_2026_requests_get_the_default() -> None:
     assert received(2, {"content": []}) == {"content": []}  # a 2025-era request: its result is left as it came
     assert received(3, {"resultType": "input_required", "inputRequests": {}})["resultType"] == "input_required"
     assert received(1, {"content": []}) == {"content": []}  # answered already: an id is not remembered twice
+    assert received(4, {"content": "not a list"}) == {"content": "not a list"}  # malformed: the SDK refuses it

@@ -124,30 +124,64 @@ class _CompleteByDefault:
     ``complete``.
 
     The SDK refuses such a result as malformed, which loses a call the server completed. The write side notes
-    which requests carry the 2026 ``_meta`` (the era is per request there); the read side fills the default into
-    their results before the session validates them.
+    which requests carry the 2026 ``_meta`` (the era is per request there) and their method; the read side fills
+    the default into their results, when the result is a complete result of that method (else it is left for the
+    SDK to refuse: its 2026 union would take any ``complete`` dict as an input-required result).
     """
 
     def __init__(self) -> None:
-        self._modern: dict[Any, None] = {}
+        self._modern: dict[Any, str] = {}
 
     def sent(self, item: Any) -> None:
         message = item.message
         params = getattr(message, "params", None)
-        if getattr(message, "method", None) is None or getattr(message, "id", None) is None:
+        method = getattr(message, "method", None)
+        if method is None or getattr(message, "id", None) is None:
             return
         meta = params.get("_meta") if isinstance(params, dict) else None
-        if isinstance(meta, dict) and meta.get(VERSION_META) in _modern_versions():
+        version = meta.get(VERSION_META) if isinstance(meta, dict) else None
+        if version in _modern_versions():
             if len(self._modern) >= MAX_TRACKED:
                 del self._modern[next(iter(self._modern))]
-            self._modern[message.id] = None
+            self._modern[message.id] = f"{method} {version}"
 
     def received(self, item: Any) -> Any:
         message = getattr(item, "message", None)
         result = getattr(message, "result", None)
-        if isinstance(result, dict) and self._modern.pop(getattr(message, "id", None), False) is None:
-            result.setdefault("resultType", "complete")
+        asked = self._modern.pop(getattr(message, "id", None), None)
+        if asked is not None and isinstance(result, dict) and "resultType" not in result:
+            candidate = {**result, "resultType": "complete"}
+            if _is_complete(*asked.split(" ", 1), candidate):
+                result["resultType"] = "complete"
         return item
+
+
+def _is_complete(method: str, version: str, result: dict[str, Any]) -> bool:
+    """Whether ``result`` is a complete result of ``method`` at ``version`` (never an input-required one)."""
+    from pydantic import ValidationError
+
+    adapter = _complete_adapter(method, version)
+    if adapter is None:
+        return False
+    try:
+        adapter.validate_python(result, by_name=False)
+    except ValidationError:
+        return False
+    return True
+
+
+@functools.cache
+def _complete_adapter(method: str, version: str) -> Any:
+    import typing
+
+    from mcp_types.methods import SERVER_RESULTS
+    from pydantic import TypeAdapter
+
+    surface = SERVER_RESULTS.get((method, version))
+    if surface is None:
+        return None
+    complete = [kind for kind in typing.get_args(surface) or (surface,) if kind.__name__ != "InputRequiredResult"]
+    return TypeAdapter(complete[0]) if len(complete) == 1 else None
 
 
 class _Reads:
