@@ -105,7 +105,6 @@ class SharedFlow:
         self._had_tokens = False
         self._loaded = False
         self._watchers: list[weakref.WeakMethod[LoginLost]] = []
-        self._stored_access: str | None = None
 
     def watch(self, lost: LoginLost) -> None:
         """Call ``lost`` (a bound method, held weakly) when the stored login stops working for every connection."""
@@ -138,7 +137,6 @@ class SharedFlow:
         entry = await anyio.to_thread.run_sync(storage.entry) or {}
         tokens = entry.get("tokens")
         self.context.current_tokens = OAuthToken.model_validate(tokens) if isinstance(tokens, dict) else None
-        self._stored_access = tokens.get("access_token") if isinstance(tokens, dict) else None
         self.context.client_info = self._client_override(entry.get("clientInfo"))
         self.context.token_expiry_time = entry.get("expiresAt")
         metadata = entry.get("metadata") or {}
@@ -175,14 +173,23 @@ class SharedFlow:
         return AppError("authRequired", "the server requires an OAuth login (mcpServer/oauth/login)")
 
     async def _obtain(self) -> None:
-        """Get a new access token (called under the lock when the current one is missing or refused)."""
+        """Get a new access token by refresh (called under the lock when the current one is missing or refused).
+
+        A login that can no longer yield one, because its refresh was refused or because it has no refresh token
+        left, is lost (:meth:`_lose_login`); a refresh that could not be sent keeps it for the next try.
+        """
+        tokens = self.context.current_tokens
+        if tokens is None:
+            return
         if not self.context.can_refresh_token():
+            await self._lose_login(tokens.access_token)
             return
         refresh_request = await _sdk_compat.refresh_request(self)
         async with self._oauth_client() as client:
             response = await self._send(client, refresh_request, "token endpoint")
         if 300 <= response.status_code < 400 or not await _sdk_compat.accept_refresh(self, response):
             self.context.clear_tokens()
+            await self._lose_login(tokens.access_token)
 
     async def _ensure_token(self, seen: str | None, refused: httpx2.Response | None = None) -> AppError | None:
         """A new token, unless another task already replaced the one ``seen`` was sent with; the failure if any.
@@ -248,23 +255,20 @@ class SharedFlow:
         self._tell_watchers(error)
         return error
 
-    async def _lose_login(self, seen: str | None, error: AppError) -> None:
-        """The stored login no longer works (its refresh was refused, or its token is refused and cannot be
-        refreshed): its tokens leave the store, unless a login replaced them meanwhile, so every status row and
-        every connection says a login is needed."""
+    async def _lose_login(self, lost: str) -> None:
+        """The stored login no longer works: its tokens leave the store (unless a login replaced them meanwhile),
+        so every status row says a login is needed, and every connection's session ends with that reason."""
         def drop(entry: dict[str, Any]) -> dict[str, Any] | None:
             tokens = entry.get("tokens")
-            known = (seen, self._stored_access)
-            if not entry or not isinstance(tokens, dict) or tokens.get("access_token") not in known:
+            if not entry or not isinstance(tokens, dict) or tokens.get("access_token") != lost:
                 return entry or None
             return {k: v for k, v in entry.items() if k not in ("tokens", "expiresAt")}
 
-        async with self.context.lock:
-            try:
-                await anyio.to_thread.run_sync(self._store.update, self._name, self._url, drop)
-            except AppError:
-                pass  # an unreadable or busy store: the connections still end, only the row's authStatus lags
-        self._tell_watchers(error)
+        try:
+            await anyio.to_thread.run_sync(self._store.update, self._name, self._url, drop)
+        except AppError:
+            pass  # an unreadable or busy store: the sessions still end, only the rows' authStatus lags
+        self._tell_watchers(self._missing())
 
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """Token, request, one merged refresh on 401; the OAuth requests go through ``_oauth_client``."""
@@ -284,10 +288,7 @@ class SharedFlow:
                 sent = retry_with
                 response = yield request
         if response.status_code == 401:
-            failure = failure or self._missing()
-            if failure.reason == "reauthenticationRequired":
-                await self._lose_login(sent, failure)
-            await refuse(response, failure)
+            await refuse(response, failure or self._missing())
         elif response.status_code == 403 and extract_field_from_www_auth(response, "error") == "insufficient_scope":
             required = (extract_field_from_www_auth(response, "scope") or "").split()
             await self._record_challenge(required)
