@@ -72,7 +72,14 @@ def main(args: argparse.Namespace, early: EarlyStdio | None = None) -> int:
         return 0
     from mcp_runtime import ConfigPolicy, set_policy, use_child_watcher  # no pydantic: initialize comes first
 
-    set_policy(ConfigPolicy(args.transports, args.stdio_sandbox, path_from_shell=args.path_from_shell == "auto"))
+    set_policy(
+        ConfigPolicy(
+            args.transports,
+            args.stdio_sandbox,
+            path_from_shell=args.path_from_shell == "auto",
+            oauth_client_metadata_url=args.oauth_client_metadata_url,
+        )
+    )
     listen: tuple[Path, socket.socket] | None = None
     if args.listen is not None:
         path = Path(args.listen).absolute()

@@ -141,11 +141,13 @@ class Daemon:
         CredentialStore(self.data_dir).delete(name)
 
     async def logged_in(self, name: str) -> None:
-        """A login succeeded: a management connection waiting on it starts again with the new tokens."""
-        if "manager" in self.__dict__:
-            await self.manager.credentials_changed(name)
-        if "threads" in self.__dict__:
-            await self.threads.credentials_changed(name)
+        """A login succeeded: the management connection and every thread's reconnect with the new tokens, in
+        parallel; returns once they have, before the login is announced."""
+        async with anyio.create_task_group() as tg:
+            if "manager" in self.__dict__:
+                tg.start_soon(self.manager.credentials_changed, name)
+            if "threads" in self.__dict__:
+                tg.start_soon(self.threads.credentials_changed, name)
 
     async def aclose(self) -> None:
         if "threads" in self.__dict__:

@@ -13,6 +13,7 @@ import shutil
 import signal
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
+from urllib.parse import urlsplit
 
 from protocol.constants import NAME, TRANSPORTS, VERSION
 
@@ -74,6 +75,15 @@ def stdio_sandbox(text: str) -> tuple[str, ...]:
     return (os.path.abspath(wrapper), *argv[1:])
 
 
+def https_document(text: str) -> str:
+    """``--oauth-client-metadata-url URL``: an https URL with a path (the authorization server fetches it)."""
+    parts = urlsplit(text)
+    plain = not parts.fragment and "@" not in parts.netloc
+    if parts.scheme != "https" or not parts.hostname or parts.path in ("", "/") or not plain:
+        raise argparse.ArgumentTypeError("takes an https URL with a path, without userinfo or fragment")
+    return text
+
+
 def parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=NAME, description="Serve on stdio (the default), or write the protocol's schema or types.")
     parser.add_argument("--data-dir", help="where mcps.json, threads and credentials live")
@@ -103,6 +113,12 @@ def parser() -> argparse.ArgumentParser:
         default="auto",
         choices=PATH_FROM_SHELL,
         help="auto: also look stdio commands up in the login shell's PATH (read once, bounded)",
+    )
+    parser.add_argument(
+        "--oauth-client-metadata-url",
+        type=https_document,
+        metavar="URL",
+        help="the client ID metadata document OAuth logins use where a server's config names none",
     )
     parser.add_argument(
         "--event-loop",

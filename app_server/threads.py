@@ -311,10 +311,13 @@ class ThreadRegistry:
         return thread.record.view()
 
     async def credentials_changed(self, name: str) -> None:
-        """New OAuth tokens: every running thread runtime that uses ``name`` reconnects it."""
-        for thread in list(self._threads.values()):
-            if thread.backend.started and thread.record.status == "active":
-                await thread.backend.state().mcp.credentials_changed(name)
+        """New OAuth tokens: every running thread runtime that uses ``name`` reconnects it, all at once."""
+        import anyio
+
+        async with anyio.create_task_group() as tg:
+            for thread in list(self._threads.values()):
+                if thread.backend.started and thread.record.status == "active":
+                    tg.start_soon(thread.backend.state().mcp.credentials_changed, name)
 
     async def aclose(self) -> None:
         import anyio

@@ -20,6 +20,7 @@ from .limits import MAX_SERVERS as MAX_SERVERS
 from .oauth import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
 from .oauth import CredentialStore as CredentialStore
 from .oauth import OAuthLogins as OAuthLogins
+from .oauth import client_metadata_url as client_metadata_url
 from .oauth import login_client as login_client
 from .oauth import step_up_scopes as step_up_scopes
 from .owners.elicitation import CANCELLED as CANCELLED

@@ -2,8 +2,8 @@
 
 The SDK gives no public hook for some things the runtime needs (bounding the first ``server/discover`` probe,
 advertising form-only elicitation, swapping the elicitation callback, driving input-required rounds of our own
-``tools/call``, building and reading the token requests of a refresh or a client-credentials grant outside its
-auth flow);
+``tools/call``, learning which tools a listing left out, building and reading the token requests of a refresh or a
+client-credentials grant outside its auth flow);
 ``tests/test_sdk_compat.py`` asserts that each member below still exists with the shape used, so an SDK
 upgrade that moves one fails there, by name, instead of quietly in a session.
 """
@@ -22,7 +22,10 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp.client._transport import TransportStreams as TransportStreams
     from mcp.client.auth import OAuthClientProvider
-    from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+    )
     from mcp.client.session import ClientSession
 
 AUTO_DISCOVER_TIMEOUT_S = 1.0
@@ -33,11 +36,16 @@ PRIVATE_MEMBERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "Client._drive_input_required": ("mcp.Client", ("self", "first", "retry")),
     "ClientSession._build_capabilities": ("mcp.client.session.ClientSession", ("self", "version")),
     "ClientSession._elicitation_callback": ("mcp.client.session.ClientSession", ()),
+    "ClientSession._absorb_tool_listing": ("mcp.client.session.ClientSession", ("self", "result", "complete")),
     "OAuthClientProvider._refresh_token": ("mcp.client.auth.OAuthClientProvider", ("self",)),
     "OAuthClientProvider._handle_refresh_response": ("mcp.client.auth.OAuthClientProvider", ("self", "response")),
     "OAuthClientProvider._handle_token_response": ("mcp.client.auth.OAuthClientProvider", ("self", "response")),
     "ClientCredentialsOAuthProvider._exchange_token_client_credentials": (
         "mcp.client.auth.extensions.client_credentials.ClientCredentialsOAuthProvider",
+        ("self",),
+    ),
+    "PrivateKeyJWTOAuthProvider._exchange_token_client_credentials": (
+        "mcp.client.auth.extensions.client_credentials.PrivateKeyJWTOAuthProvider",
         ("self",),
     ),
     "Response._content": ("httpx2.Response", ()),
@@ -99,9 +107,14 @@ def probe_bounded_client() -> type[Client]:
 
     Only the first probe is shortened: the SDK probes again once the fallback ``initialize`` proves the server
     modern, and a slow-starting server must not fail that second probe (both stay within the startup timeout).
+    A probe our own HTTP layer refused (a login needed, a redirect, an oversized body) fails the start with that
+    typed error instead of falling back: ``initialize`` would only be refused the same way, or by a server that
+    speaks 2026-07-28 only.
     """
     from mcp.shared.exceptions import MCPError
     from mcp_types import REQUEST_TIMEOUT
+
+    from mcp_runtime.session.errors import marked_reason
 
     class ProbeBoundedClient(plain_client()):  # type: ignore[misc]
         async def _build_session(self, exit_stack: Any) -> Any:
@@ -115,7 +128,12 @@ def probe_bounded_client() -> type[Client]:
                     return await probe(version)
                 first = False
                 with anyio.move_on_after(AUTO_DISCOVER_TIMEOUT_S):
-                    return await probe(version)
+                    try:
+                        return await probe(version)
+                    except MCPError as exc:
+                        if (refused := marked_reason(exc.error)) is not None:
+                            raise refused from None
+                        raise
                 raise MCPError(REQUEST_TIMEOUT, "server/discover was not answered")
 
             session.send_discover = send_discover
@@ -127,6 +145,13 @@ def probe_bounded_client() -> type[Client]:
 def set_elicitation_callback(session: ClientSession, callback: Callable[[Any, Any], Awaitable[Any]]) -> None:
     """Replace the callback after the handshake (capabilities were already sent without elicitation)."""
     session._elicitation_callback = callback  # type: ignore[assignment]
+
+
+def absorb_tool_listing(session: ClientSession, result: Any, *, complete: bool) -> Any:
+    """What the session's ``list_tools`` does with a page it fetched (2026-07-28: tools with invalid
+    ``x-mcp-header`` annotations left out, the others' header maps kept for ``tools/call``), for a page we
+    fetched ourselves to see what it left out."""
+    return session._absorb_tool_listing(result, complete=complete)
 
 
 async def drive_input_required(client: Client, first: Any, retry: Callable[[Any, str | None], Awaitable[Any]]) -> Any:
@@ -144,8 +169,11 @@ async def accept_refresh(provider: OAuthClientProvider, response: httpx2.Respons
     return await provider._handle_refresh_response(response)
 
 
-async def client_credentials_request(provider: ClientCredentialsOAuthProvider) -> httpx2.Request:
-    """The SDK's client-credentials token request (it insists on metadata of the configured issuer)."""
+async def client_credentials_request(
+    provider: ClientCredentialsOAuthProvider | PrivateKeyJWTOAuthProvider,
+) -> httpx2.Request:
+    """The SDK's client-credentials token request, authenticated by secret or signed assertion (it insists on
+    metadata of the configured issuer)."""
     return await provider._exchange_token_client_credentials()
 
 

@@ -18,6 +18,7 @@ from protocol.constants import TRANSPORTS
 ToolLoading = Literal["eager", "deferred", "auto"]
 ProtocolMode = Literal["auto", "2026-07-28", "2025-11-25"]
 OAuthGrant = Literal["authorizationCode", "clientCredentials"]
+SigningAlgorithm = Literal["RS256", "ES256"]
 AppName = Literal["claude", "claudeDesktop", "codex", "gemini", "cursor", "vscode"]
 APP_NAMES: tuple[AppName, ...] = ("claude", "claudeDesktop", "codex", "gemini", "cursor", "vscode")
 
@@ -42,10 +43,12 @@ class AppTargets(WireModel):
 
 
 class OAuthSettings(WireModel):
-    """OAuth options (SPEC §5): scopes, trusted origins, a pre-registered or machine client.
+    """OAuth options (SPEC §5): scopes, trusted origins, the login's callback port, a client ID metadata document,
+    a pre-registered or machine client.
 
-    ``clientSecret`` and ``resource`` are accepted in shape only, to be refused with a typed reason
-    (``inlineSecret``, ``unsupported``): secrets come only from the environment (``clientSecretEnvVar``).
+    ``clientSecret``, ``privateKey`` and ``resource`` are accepted in shape only, to be refused with a typed reason
+    (``inlineSecret``, ``unsupported``): secrets come only from the environment (``clientSecretEnvVar``,
+    ``privateKeyEnvVar``).
     """
 
     scopes: list[str] | None = Field(default=None, description="Scopes to ask for at login.")
@@ -62,8 +65,30 @@ class OAuthSettings(WireModel):
         default=None, description="The environment variable holding the client secret."
     )
     client_secret: str | None = Field(default=None, description="Refused (`inlineSecret`): use `clientSecretEnvVar`.")
+    private_key_env_var: str | None = Field(
+        default=None,
+        description="With `clientCredentials`: the environment variable holding the PEM private key "
+        "(`private_key_jwt`).",
+    )
+    private_key: str | None = Field(default=None, description="Refused (`inlineSecret`): use `privateKeyEnvVar`.")
+    signing_algorithm: SigningAlgorithm | None = Field(
+        default=None, description="With `privateKeyEnvVar`: how the client assertion is signed (default `RS256`)."
+    )
     expected_issuer: str | None = Field(
         default=None, description="With `clientCredentials`: the authorization server's issuer must be this."
+    )
+    callback_port: int | None = Field(
+        default=None,
+        ge=1024,
+        le=65535,
+        strict=True,
+        description="The login's loopback port: the redirect URI is `http://127.0.0.1:<port>/oauth/callback` "
+        "(default: a free port).",
+    )
+    client_metadata_url: str | None = Field(
+        default=None,
+        description="An https Client ID Metadata Document used as the `client_id` where the authorization server "
+        "supports it (default: the daemon's `--oauth-client-metadata-url`).",
     )
     resource: str | None = Field(default=None, description="Refused (`unsupported`).")
 

@@ -230,6 +230,13 @@ class OriginNotAllowedErrorData(ErrorDetails):
     origin: str = Field(description="The origin to ask the user about.")
 
 
+class CallbackPortInUseErrorData(ErrorDetails):
+    """The login's loopback callback port (`oauth.callbackPort`) is taken by another program."""
+
+    reason: Literal["callbackPortInUse"]
+    port: int = Field(description="The port.")
+
+
 class UnsupportedErrorData(ErrorDetails):
     """Something this daemon (or, for a resource subscription, the server) does not do, and does not pretend to."""
 
@@ -289,6 +296,9 @@ class InvalidOutputErrorData(ErrorDetails):
     detail: str | None = Field(default=None, description="What is malformed, in plain words.")
     errors: list[ValidationIssue] | None = Field(default=None, description="How the output misses its schema.")
     result: Any = Field(default=None, description="The tool's result all the same, for a host to show.")
+    dropped_tools: list[str] | None = Field(
+        default=None, description="Tools left out of the catalog because their `x-mcp-header` annotations are invalid."
+    )
 
 
 class TimeoutErrorData(ErrorDetails):
@@ -346,6 +356,7 @@ ErrorData = TypeAliasType(
         | UnsafeEnvErrorData
         | InsecureUrlErrorData
         | OriginNotAllowedErrorData
+        | CallbackPortInUseErrorData
         | UnsupportedErrorData
         | TransportNotAllowedErrorData
         | LimitErrorData

@@ -78,6 +78,7 @@ REASON_CODES: dict[str, ErrorCode] = {
     "unsafePath": ErrorCode.POLICY,
     "unsafeEnv": ErrorCode.POLICY,
     "storeCorrupted": ErrorCode.POLICY,
+    "callbackPortInUse": ErrorCode.POLICY,
     "tooManyServers": ErrorCode.LIMIT,
     "tooManyTools": ErrorCode.LIMIT,
     "catalogTooLarge": ErrorCode.LIMIT,

@@ -102,11 +102,20 @@ class ServerEnabledSetParams(WireModel):
     app: AppName | None = Field(default=None, description="A sync target to switch; absent: this daemon.")
 
 
+class ErrorInfoData(WireModel):
+    """Details of a status row's `lastError`."""
+
+    dropped_tools: list[str] | None = Field(
+        default=None, description="Tools left out of the catalog because their `x-mcp-header` annotations are invalid."
+    )
+
+
 class ErrorInfo(WireModel):
     """A typed failure carried inside a result or event (never a traceback)."""
 
     reason: ErrorReason = Field(description="What went wrong, as a typed reason.")
     message: str = Field(description="The same in plain words, for people.")
+    data: ErrorInfoData | None = Field(default=None, description="Details, where the failure has any.")
 
 
 class McpTool(OpenModel):

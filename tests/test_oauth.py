@@ -19,7 +19,7 @@ import structlog
 
 from mcp_runtime.config.rules import parse_server_config
 from mcp_runtime.oauth import OAuthLogins, auth_status, oauth_auth
-from mcp_runtime.oauth.callback import CallbackServer
+from mcp_runtime.oauth.callback import CallbackHub
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
 from mcp_runtime.session.upstream_guard import REASON_MARKER
 from protocol.jsonrpc import AppError
@@ -146,38 +146,74 @@ def test_auth_status(data_dir: Path) -> None:
 # --- loopback callback ---------------------------------------------------------------------------------------
 
 
-async def test_callback_exact_path_state_and_one_shot() -> None:
-    async with CallbackServer("/oauth/callback/abc") as callback, httpx2.AsyncClient() as client:
-        callback.expect_state("s1")
-        base = f"http://127.0.0.1:{callback.port}"
-        assert callback.redirect_uri == f"{base}/oauth/callback/abc"
-        assert (await client.get(f"{base}/oauth/callback/abcd?code=x&state=s1")).status_code == 404
-        assert (await client.get(f"{base}/oauth/callback?code=x&state=s1")).status_code == 404
-        assert (await client.post(f"{base}/oauth/callback/abc?code=x&state=s1")).status_code == 405
-        assert (await client.get(f"{base}/oauth/callback/abc?code=the-code&state=s1")).status_code == 200
-        assert (await client.get(f"{base}/oauth/callback/abc?code=again&state=s1")).status_code == 410
-        result = await callback.wait()
-        assert (result.code, result.state) == ("the-code", "s1")
+async def test_callback_fixed_path_state_and_one_shot() -> None:
+    async with anyio.create_task_group() as tg, httpx2.AsyncClient() as client:
+        hub = CallbackHub(tg)
+        async with hub.attach(None) as callback:
+            callback.expect_state("s1")
+            base = callback.redirect_uri.removesuffix("/oauth/callback")
+            assert callback.redirect_uri.startswith("http://127.0.0.1:") and base.rsplit(":", 1)[1].isdigit()
+            assert (await client.get(f"{base}/oauth/callback/x?code=x&state=s1")).status_code == 404
+            assert (await client.post(f"{base}/oauth/callback?code=x&state=s1")).status_code == 405
+            assert (await client.get(f"{base}/oauth/callback?code=x&state=other")).status_code == 400
+            assert (await client.get(f"{base}/oauth/callback?code=x")).status_code == 400
+            assert not callback.done.is_set()  # a callback of nobody's state reaches no login
+            assert (await client.get(f"{base}/oauth/callback?code=the-code&state=s1")).status_code == 200
+            assert (await client.get(f"{base}/oauth/callback?code=again&state=s1")).status_code == 410
+            result = await callback.wait()
+            assert (result.code, result.state) == ("the-code", "s1")
+        with pytest.raises(httpx2.ConnectError):  # the listener closed with its last login
+            await client.get(f"{base}/oauth/callback?code=x&state=s1")
 
 
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ("code=x&state=wrong", "wrong state"),
-        ("code=x", "wrong state"),
         ("error=access_denied&error_description=secret-ish&state=s1", "denied"),
+        ("error=server_error&state=s1", "returned server_error"),
         ("state=s1", "no code"),
     ],
 )
 async def test_callback_failures(query: str, message: str) -> None:
-    async with CallbackServer("/cb") as callback, httpx2.AsyncClient() as client:
-        callback.expect_state("s1")
-        assert (await client.get(f"{callback.redirect_uri}?{query}")).status_code == 400
-        with pytest.raises(AppError) as info:
-            await callback.wait()
-        assert info.value.reason == "oauthFailed"
-        assert message in info.value.message
-        assert "secret-ish" not in json.dumps(info.value.to_error())
+    async with anyio.create_task_group() as tg, httpx2.AsyncClient() as client:
+        async with CallbackHub(tg).attach(None) as callback:
+            callback.expect_state("s1")
+            assert (await client.get(f"{callback.redirect_uri}?{query}")).status_code == 400
+            with pytest.raises(AppError) as info:
+                await callback.wait()
+    assert info.value.reason == "oauthFailed"
+    assert message in info.value.message
+    assert "secret-ish" not in json.dumps(info.value.to_error())
+
+
+async def test_logins_on_one_port_share_it_and_are_told_apart_by_state() -> None:
+    async with anyio.create_task_group() as tg, httpx2.AsyncClient() as client:
+        hub = CallbackHub(tg)
+        async with hub.attach(None) as probe:
+            port = int(probe.redirect_uri.split(":")[2].split("/")[0])
+        async with hub.attach(port) as first, hub.attach(port) as second:
+            assert first.redirect_uri == second.redirect_uri == f"http://127.0.0.1:{port}/oauth/callback"
+            first.expect_state("state-a")
+            second.expect_state("state-b")
+            assert (await client.get(f"{second.redirect_uri}?code=b&state=state-b")).status_code == 200
+            assert (await second.wait()).code == "b" and not first.done.is_set()
+            assert (await client.get(f"{first.redirect_uri}?code=a&state=state-a")).status_code == 200
+            assert (await first.wait()).code == "a"
+        with pytest.raises(httpx2.ConnectError):
+            await client.get(f"http://127.0.0.1:{port}/oauth/callback?code=x&state=state-a")
+
+
+async def test_a_port_another_program_holds_is_callback_port_in_use() -> None:
+    holder = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = holder.extra(anyio.abc.SocketAttribute.local_port)
+    try:
+        async with anyio.create_task_group() as tg:
+            with pytest.raises(AppError) as info:
+                async with CallbackHub(tg).attach(port):
+                    pass
+    finally:
+        await holder.aclose()
+    assert (info.value.code, info.value.reason, info.value.details) == (-32012, "callbackPortInUse", {"port": port})
 
 
 # --- login against the fixture -------------------------------------------------------------------------------
@@ -549,8 +585,8 @@ def test_a_pre_registered_client_authenticates_the_way_the_server_lists(
     from mcp.client.auth.oauth2 import OAuthContext
     from mcp.shared.auth import OAuthClientMetadata, OAuthMetadata
 
+    from mcp_runtime.oauth.flow import pre_registered_client
     from mcp_runtime.oauth.login import MemoryTokenStorage, _settle_client_authentication
-    from mcp_runtime.oauth.runtime import pre_registered_client
     from protocol.config import OAuthSettings
 
     context = OAuthContext(

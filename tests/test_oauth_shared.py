@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import httpx2
 import pytest
 
 from scripts.smoke.fixtures.launch import oauth_fixture
@@ -146,12 +148,25 @@ def test_a_foreign_authorization_server_needs_consent(daemon: Daemon) -> None:
         daemon.request("mcpServer/start", {"name": "sec"}, timeout=TIMEOUT)
 
 
-def test_pre_registered_client_without_dynamic_registration(data_dir: Path) -> None:
+def free_port() -> int:
+    """A port nothing listens on now (the daemon binds it again when a login starts)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_pre_registered_client_logs_in_against_a_strict_server(data_dir: Path) -> None:
+    """The fixture matches redirect URIs exactly, as the SDK's authorization server does: the client registered
+    ``http://127.0.0.1:<callbackPort>/oauth/callback`` in advance, and only a login on that port gets through."""
     secret = "pre-registered-" + os.urandom(8).hex()
+    port = free_port()
     env = {**os.environ, "APP_OAUTH_SECRET": secret}
     env.pop("UNSET_OAUTH_SECRET", None)
+    redirect = f"http://127.0.0.1:{port}/oauth/callback"
     with (
-        oauth_fixture("--no-registration", "--client", f"app:{secret}", "--token-ttl", "1") as url,
+        oauth_fixture(
+            "--no-registration", "--client", f"app:{secret}", "--client-redirect-uri", redirect, "--token-ttl", "1"
+        ) as url,
         running_daemon(data_dir, env=env) as d,
     ):
         d.initialize()
@@ -170,9 +185,26 @@ def test_pre_registered_client_without_dynamic_registration(data_dir: Path) -> N
             d.request("mcpServer/oauth/login", {"name": "unset"}, timeout=TIMEOUT)
         assert (err.value.code, err.value.reason) == (-32012, "missingEnvVar")
 
-        config = {"type": "http", "url": url, "oauth": {"clientId": "app", "clientSecretEnvVar": "APP_OAUTH_SECRET"}}
+        # Without callbackPort the redirect URI has a port of the moment: the strict server refuses it.
+        anywhere = {"type": "http", "url": url, "oauth": {"clientId": "app", "clientSecretEnvVar": "APP_OAUTH_SECRET"}}
+        d.request("mcpServer/create", {"name": "anywhere", "config": anywhere})
+        started = d.request("mcpServer/oauth/login", {"name": "anywhere", "timeoutSecs": 2}, timeout=TIMEOUT)
+        redirect_uri = parse_qs(urlsplit(started["authorizationUrl"]).query)["redirect_uri"][0]
+        assert redirect_uri != redirect and redirect_uri.endswith("/oauth/callback")
+        assert httpx2.get(started["authorizationUrl"], follow_redirects=False).status_code == 400
+        done = d.wait_notification("mcpServer/oauthLogin/completed", lambda p: p["loginId"] == started["loginId"],
+                                   timeout=TIMEOUT)
+        assert done["success"] is False and done["error"]["reason"] == "timeout"
+
+        config = {"type": "http", "url": url,
+                  "oauth": {"clientId": "app", "clientSecretEnvVar": "APP_OAUTH_SECRET", "callbackPort": port}}
         d.request("mcpServer/create", {"name": "sec", "config": config})
-        assert login(d, "sec")["success"] is True
+        started = d.request("mcpServer/oauth/login", {"name": "sec"}, timeout=TIMEOUT)
+        assert parse_qs(urlsplit(started["authorizationUrl"]).query)["redirect_uri"] == [redirect]
+        assert browse(started["authorizationUrl"]).status_code == 200
+        done = d.wait_notification("mcpServer/oauthLogin/completed", lambda p: p["loginId"] == started["loginId"],
+                                   timeout=TIMEOUT)
+        assert done["success"] is True
         thread_id = d.request("thread/start", {"name": "t", "servers": ["sec"]})["thread"]["id"]
         who = d.request("mcpServer/tool/call", tool_call(thread_id, "whoami"), timeout=TIMEOUT)
         assert who["structuredContent"]["clientId"] == "app"

@@ -6,7 +6,7 @@ import anyio
 
 from app_server.daemon import RequestContext
 from app_server.handlers.registry import method
-from mcp_runtime import DEFAULT_TIMEOUT_S, login_client, step_up_scopes
+from mcp_runtime import DEFAULT_TIMEOUT_S, client_metadata_url, login_client, step_up_scopes
 from protocol.config import HttpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import ErrorInfo, OAuthLoginCompleted, OAuthLoginParams, OAuthLoginResult
@@ -56,6 +56,8 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
         scopes=scopes,
         allowed_origins=config.oauth.allowed_origins,
         client=client,
+        callback_port=config.oauth.callback_port,
+        client_metadata_url=client_metadata_url(config.oauth),
         timeout_s=float(params.timeout_secs or DEFAULT_TIMEOUT_S),
         http_timeout_s=config.startup_timeout_ms / 1000,
         on_done=on_done,

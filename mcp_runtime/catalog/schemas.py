@@ -12,13 +12,22 @@ class SchemaCheck:
     like ``jsonschema`` by default). A schema the fast one cannot compile is checked by ``jsonschema`` alone.
     """
 
-    __slots__ = ("fast", "full")
+    __slots__ = ("fast", "full", "optional")
 
-    def __init__(self, schema: dict[str, Any]) -> None:
+    def __init__(self, schema: dict[str, Any], *, optional_nulls: bool = False) -> None:
         from jsonschema.validators import validator_for
 
         self.full = validator_for(schema)(schema)
         self.fast = _fast_validator(schema)
+        self.optional = _optional_properties(schema) if optional_nulls else frozenset()
+
+
+def _optional_properties(schema: dict[str, Any]) -> frozenset[str]:
+    properties = schema.get("properties")
+    required = schema.get("required")
+    if not isinstance(properties, dict):
+        return frozenset()
+    return frozenset(properties) - frozenset(required if isinstance(required, list) else ())
 
 
 def _fast_validator(schema: dict[str, Any]) -> Any:
@@ -31,6 +40,8 @@ def _fast_validator(schema: dict[str, Any]) -> Any:
 
 
 def errors(check: SchemaCheck, instance: Any) -> list[dict[str, str]]:
+    if check.optional and isinstance(instance, dict) and None in instance.values():
+        instance = {k: v for k, v in instance.items() if v is not None or k not in check.optional}
     if check.fast is not None and check.fast.is_valid(instance):
         return []
     return [
@@ -80,6 +91,13 @@ def schema_problem(schema: Any) -> str | None:
     except SchemaError as exc:
         return exc.message[:200]
     return None
+
+
+def arguments_validator(schema: dict[str, Any]) -> SchemaCheck:
+    """Tool arguments: a ``null`` for a property that is not required is "not provided" (SEP-2243 sends no
+    ``Mcp-Param-*`` header for it, and an annotated property can never admit ``null`` itself); the arguments are
+    still sent as written, and the server decides."""
+    return SchemaCheck(schema, optional_nulls=True)
 
 
 def non_finite(value: Any, limit: int = 20) -> list[dict[str, str]]:

@@ -1,5 +1,5 @@
-"""The deployment's config policy (SPEC §1 ``--transports``, ``--stdio-sandbox``, ``--path-from-shell``), set once by
-the command line.
+"""The deployment's config policy (SPEC §1 ``--transports``, ``--stdio-sandbox``, ``--path-from-shell``;
+SPEC §5 ``--oauth-client-metadata-url``), set once by the command line.
 
 It imports no model, so the command line sets it before any is loaded.
 """
@@ -26,6 +26,8 @@ class ConfigPolicy:
     """The wrapper prefix of every stdio server, its first word an absolute path (the command line resolves it)."""
     path_from_shell: bool = False
     """Whether stdio commands are also looked up in the user's login-shell ``PATH`` (the command line's default)."""
+    oauth_client_metadata_url: str | None = None
+    """The client ID metadata document a login uses when its server's config names none."""
 
     def check_transport(self, config: McpServerConfig, name: str | None = None) -> None:
         if config.type not in self.transports:

@@ -132,33 +132,58 @@ def _check_http(config: HttpServerConfig) -> None:
 
 
 def _check_oauth(oauth: OAuthSettings) -> None:
-    """Secrets only by environment reference; a machine client names its id, secret and issuer."""
+    """Secrets only by environment reference; a machine client names its id, its secret or key, and its issuer."""
     if oauth.client_secret is not None:
         raise AppError("inlineSecret", "oauth.clientSecret must not be inline: use oauth.clientSecretEnvVar")
+    if oauth.private_key is not None:
+        raise AppError("inlineSecret", "oauth.privateKey must not be inline: use oauth.privateKeyEnvVar")
     if oauth.resource is not None:
         raise AppError("unsupported", "oauth.resource is not supported")
     for origin in oauth.allowed_origins or []:
         check_url(origin, field="oauth.allowedOrigins")
+    if oauth.client_metadata_url is not None:
+        check_client_metadata_url(oauth.client_metadata_url, field="oauth.clientMetadataUrl")
+        if oauth.client_id is not None or oauth.grant == "clientCredentials":
+            _oauth_only("clientMetadataUrl", "a client that registers itself (no clientId, no clientCredentials)")
     if oauth.client_secret_env_var is not None:
         _check_env_name(oauth.client_secret_env_var, "config.oauth.clientSecretEnvVar")
         if oauth.client_id is None:
             _oauth_missing("clientId", "oauth.clientSecretEnvVar needs oauth.clientId")
+    if oauth.private_key_env_var is not None:
+        _check_env_name(oauth.private_key_env_var, "config.oauth.privateKeyEnvVar")
+        if oauth.grant != "clientCredentials":
+            _oauth_only("privateKeyEnvVar", "grant clientCredentials")
+        if oauth.client_secret_env_var is not None:
+            _oauth_only("privateKeyEnvVar", "a client without clientSecretEnvVar (one way to authenticate)")
+    elif oauth.signing_algorithm is not None:
+        _oauth_only("signingAlgorithm", "privateKeyEnvVar")
     if oauth.grant == "clientCredentials":
-        for field_name, value in (
-            ("clientId", oauth.client_id),
-            ("clientSecretEnvVar", oauth.client_secret_env_var),
-            ("expectedIssuer", oauth.expected_issuer),
-        ):
+        if oauth.callback_port is not None:
+            _oauth_only("callbackPort", "a client that logs in (not clientCredentials)")
+        for field_name, value in (("clientId", oauth.client_id), ("expectedIssuer", oauth.expected_issuer)):
             if value is None:
                 _oauth_missing(field_name, f"the clientCredentials grant needs oauth.{field_name}")
+        if oauth.client_secret_env_var is None and oauth.private_key_env_var is None:
+            _oauth_missing(
+                "clientSecretEnvVar", "the clientCredentials grant needs oauth.clientSecretEnvVar or privateKeyEnvVar"
+            )
     elif oauth.expected_issuer is not None:
-        raise AppError(
-            "invalidParams",
-            "oauth.expectedIssuer applies to the clientCredentials grant only",
-            errors=[{"path": "config.oauth.expectedIssuer", "message": "only with grant clientCredentials"}],
-        )
+        _oauth_only("expectedIssuer", "grant clientCredentials")
     if oauth.expected_issuer is not None:
         check_url(oauth.expected_issuer, field="oauth.expectedIssuer")
+
+
+def check_client_metadata_url(url: str, *, field: str) -> None:
+    """A client ID metadata document is an https URL with a path (the authorization server fetches it)."""
+    check_url(url, field=field)
+    parts = urlsplit(url)
+    if parts.scheme != "https" or parts.path in ("", "/"):
+        raise AppError("insecureUrl", f"{field} must be an https URL with a path", field=field)
+
+
+def _oauth_only(field_name: str, what: str) -> None:
+    message = f"oauth.{field_name} applies to {what} only"
+    raise AppError("invalidParams", message, errors=[{"path": f"config.oauth.{field_name}", "message": message}])
 
 
 def _oauth_missing(field_name: str, message: str) -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "OAuthLogins",
     "StoredTokenStorage",
     "auth_status",
+    "client_metadata_url",
     "login_client",
     "needs_login",
     "oauth_auth",
@@ -75,9 +76,19 @@ def login_client(settings: OAuthSettings, env: Mapping[str, str]) -> Any:
     """
     if settings.client_id is None:
         return None
-    from mcp_runtime.oauth.runtime import client_secret, pre_registered_client
+    from mcp_runtime.oauth.flow import client_secret, pre_registered_client
 
     return pre_registered_client(settings, client_secret(settings, env), None)
+
+
+def client_metadata_url(settings: OAuthSettings) -> str | None:
+    """The client ID metadata document a login offers: the server's own, else the daemon's default (none for a
+    pre-registered client, which has its id already)."""
+    if settings.client_id is not None:
+        return None
+    from mcp_runtime.config.policy import policy
+
+    return settings.client_metadata_url or policy().oauth_client_metadata_url
 
 
 def step_up_scopes(data_dir: Path, name: str, url: str) -> list[str] | None:

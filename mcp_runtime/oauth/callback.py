@@ -1,14 +1,19 @@
-"""The loopback redirect listener of one login: 127.0.0.1, one exact path, one request.
+"""The loopback redirect listeners of logins: 127.0.0.1, one fixed path, logins told apart by ``state``.
 
-A tiny HTTP/1.x reader rather than a web framework, because all it may do is take one bounded GET, compare
-``state`` in constant time and log nothing it received (a code, a state, an error description).
+Every login's redirect URI is ``http://127.0.0.1:<port>/oauth/callback`` (SPEC §5), so a pre-registered client can
+register it exactly. A configured ``oauth.callbackPort`` may be shared by several logins at once (servers of one
+client): one listener per port serves them all and hands each callback to the login whose ``state`` it carries. A
+tiny HTTP/1.x reader rather than a web framework, because all it may do is take one bounded GET, compare ``state``
+in constant time and log nothing it received (a code, a state, an error description).
 """
 
 from __future__ import annotations
 
+import errno
 import secrets
-from dataclasses import dataclass
-from types import TracebackType
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -17,6 +22,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from protocol.jsonrpc import AppError
 
+CALLBACK_PATH = "/oauth/callback"
 _MAX_HEAD_BYTES = 8 * 1024
 _READ_TIMEOUT_S = 10.0
 _PAGE = "<!doctype html><meta charset=utf-8><title>{title}</title><p>{title}. You can close this window.</p>"
@@ -31,52 +37,47 @@ class CallbackResult:
     iss: str | None
 
 
-class CallbackServer:
-    """``async with CallbackServer(path) as cb``: ``cb.redirect_uri``, ``cb.expect_state(...)``, ``await cb.wait()``."""
+@dataclass(eq=False)
+class Callback:
+    """One login's share of a listener: its redirect URI, the ``state`` it waits for, and the answer once it came."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._state: str | None = None
-        self._done = anyio.Event()
-        self._result: CallbackResult | AppError | None = None
-        self._listener: anyio.abc.Listener[anyio.abc.SocketStream] | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
-        self.port = 0
-
-    @property
-    def redirect_uri(self) -> str:
-        return f"http://127.0.0.1:{self.port}{self.path}"
+    redirect_uri: str
+    state: str | None = None
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: CallbackResult | AppError | None = None
 
     def expect_state(self, state: str) -> None:
-        """The ``state`` of the authorization URL handed out; a callback carrying another one fails the login."""
-        self._state = state
-
-    async def __aenter__(self) -> CallbackServer:
-        self._listener = listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-        self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        self._tg.start_soon(listener.serve, self._handle)
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        assert self._tg is not None and self._listener is not None
-        self._tg.cancel_scope.cancel()
-        try:
-            # The serving task never raises; the body's exception (if any) propagates as itself, not grouped.
-            await self._tg.__aexit__(None, None, None)
-        finally:
-            await self._listener.aclose()
+        """The ``state`` of the authorization URL handed out: only a callback carrying it reaches this login."""
+        self.state = state
 
     async def wait(self) -> CallbackResult:
-        """The accepted callback; raises ``oauthFailed`` for a denial, a wrong state or a missing code."""
-        await self._done.wait()
-        if isinstance(self._result, AppError):
-            raise self._result
-        assert self._result is not None
-        return self._result
+        """The accepted callback; raises ``oauthFailed`` for a denial or a missing code."""
+        await self.done.wait()
+        if isinstance(self.result, AppError):
+            raise self.result
+        assert self.result is not None
+        return self.result
+
+
+class _Listener:
+    """One bound port and the logins waiting on it."""
+
+    def __init__(self, listener: anyio.abc.Listener[anyio.abc.SocketStream], port: int) -> None:
+        self.listener = listener
+        self.port = port
+        self.waiting: list[Callback] = []
+        self.scope = anyio.CancelScope()
+        self.closed = anyio.Event()
+
+    async def serve(self) -> None:
+        """Accept until cancelled, then close the socket (here, so no accept is left waiting on a closed one)."""
+        try:
+            with self.scope:
+                await self.listener.serve(self._handle)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.listener.aclose()
+            self.closed.set()
 
     async def _handle(self, stream: anyio.abc.SocketStream) -> None:
         async with stream:
@@ -102,36 +103,96 @@ class CallbackServer:
         if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
             return "400 Bad Request", "Bad request"
         method, target = parts[0], urlsplit(parts[1])
-        if target.path != self.path:
+        if target.path != CALLBACK_PATH:
             return "404 Not Found", "Not found"
         if method != "GET":
             return "405 Method Not Allowed", "Method not allowed"
-        if self._done.is_set():
+        query = parse_qs(target.query, keep_blank_values=True)
+        callback = self._waiting_for(_one(query, "state"))
+        if callback is None:
+            return "400 Bad Request", "This sign-in is unknown or has ended"
+        if callback.done.is_set():
             return "410 Gone", "This sign-in link was already used"
-        self._result = self._parse(parse_qs(target.query, keep_blank_values=True))
-        self._done.set()
-        if isinstance(self._result, AppError):
+        callback.result = _parse(query)
+        callback.done.set()
+        if isinstance(callback.result, AppError):
             return "400 Bad Request", "Sign-in failed"
         return "200 OK", "Sign-in complete"
 
-    def _parse(self, query: dict[str, list[str]]) -> CallbackResult | AppError:
-        def one(name: str) -> str | None:
-            values = query.get(name)
-            return values[0] if values and len(values) == 1 else None
+    def _waiting_for(self, state: str | None) -> Callback | None:
+        """The login whose state this is, each compared in constant time (a state is a bearer secret)."""
+        if state is None:
+            return None
+        found = None
+        for callback in self.waiting:
+            if callback.state is not None and secrets.compare_digest(callback.state, state):
+                found = callback
+        return found
 
-        state = one("state")
-        if self._state is None or state is None or not secrets.compare_digest(state, self._state):
-            return AppError("oauthFailed", "the authorization callback carried the wrong state", step="callback")
-        error = one("error")
-        if error is not None:
-            # Only a short token-like error code is echoed (never the free-form description).
-            code = error if error.replace("_", "").isalnum() and len(error) <= 64 else "invalid"
-            if code == "access_denied":
-                return AppError("oauthFailed", "the authorization was denied", step="callback", oauthError=code)
-            return AppError(
-                "oauthFailed", f"the authorization server returned {code}", step="callback", oauthError=code
-            )
-        grant = one("code")
-        if not grant:
-            return AppError("oauthFailed", "the authorization callback carried no code", step="callback")
-        return CallbackResult(code=grant, state=state, iss=one("iss"))
+
+def _one(query: dict[str, list[str]], name: str) -> str | None:
+    values = query.get(name)
+    return values[0] if values and len(values) == 1 else None
+
+
+def _parse(query: dict[str, list[str]]) -> CallbackResult | AppError:
+    state = _one(query, "state") or ""
+    error = _one(query, "error")
+    if error is not None:
+        # Only a short token-like error code is echoed (never the free-form description).
+        code = error if error.replace("_", "").isalnum() and len(error) <= 64 else "invalid"
+        if code == "access_denied":
+            return AppError("oauthFailed", "the authorization was denied", step="callback", oauthError=code)
+        return AppError("oauthFailed", f"the authorization server returned {code}", step="callback", oauthError=code)
+    grant = _one(query, "code")
+    if not grant:
+        return AppError("oauthFailed", "the authorization callback carried no code", step="callback")
+    return CallbackResult(code=grant, state=state, iss=_one(query, "iss"))
+
+
+class CallbackHub:
+    """The listeners of the daemon's running logins; ``async with hub.attach(port) as callback`` inside a task
+    group's task. A configured port is bound once and shared by the logins on it; without one, each login gets
+    a free port of its own. A listener closes with its last login."""
+
+    def __init__(self, task_group: anyio.abc.TaskGroup) -> None:
+        self._tg = task_group
+        self._shared: dict[int, _Listener] = {}
+        self._binding = anyio.Lock()
+
+    @asynccontextmanager
+    async def attach(self, port: int | None) -> AsyncIterator[Callback]:
+        """A callback on ``port`` (None: a free one); ``callbackPortInUse`` when another program holds it."""
+        async with self._binding:  # two logins on one port: the second must find the first one's listener
+            listener = self._shared.get(port) if port is not None else None
+            if listener is None:
+                listener = await self._bind(port)
+        callback = Callback(f"http://127.0.0.1:{listener.port}{CALLBACK_PATH}")
+        listener.waiting.append(callback)
+        try:
+            yield callback
+        finally:
+            listener.waiting.remove(callback)
+            if not listener.waiting:
+                if self._shared.get(listener.port) is listener:
+                    del self._shared[listener.port]
+                listener.scope.cancel()
+                with anyio.CancelScope(shield=True):
+                    await listener.closed.wait()
+
+    async def _bind(self, port: int | None) -> _Listener:
+        try:
+            bound = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=port or 0)
+        except OSError as exc:
+            if port is not None and exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                raise AppError(
+                    "callbackPortInUse",
+                    f"the login's callback port {port} (oauth.callbackPort) is in use by another program",
+                    port=port,
+                ) from None
+            raise AppError("oauthFailed", "the login's loopback callback could not listen", step="callback") from None
+        listener = _Listener(bound, bound.extra(anyio.abc.SocketAttribute.local_port))
+        if port is not None:
+            self._shared[port] = listener
+        self._tg.start_soon(listener.serve)
+        return listener

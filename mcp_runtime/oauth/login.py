@@ -20,7 +20,7 @@ import anyio
 import anyio.abc
 import structlog
 
-from mcp_runtime.oauth.callback import CallbackServer
+from mcp_runtime.oauth.callback import CallbackHub
 from mcp_runtime.oauth.credentials import CredentialStore, expires_at
 from mcp_runtime.oauth.policy import OriginPolicy, redirect_rejected, sdk_failure, silence_sdk_auth_logging
 from protocol.jsonrpc import AppError
@@ -134,6 +134,8 @@ class _Login:
     timeout_s: float
     http_timeout_s: float
     client: Any
+    callback_port: int | None
+    client_metadata_url: str | None
     on_done: LoginDone
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     finished: anyio.Event = field(default_factory=anyio.Event)
@@ -155,11 +157,13 @@ class OAuthLogins:
         self.store = CredentialStore(data_dir)
         self._active: dict[str, _Login] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._hub: CallbackHub | None = None
 
     async def __aenter__(self) -> OAuthLogins:
         silence_sdk_auth_logging()
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
+        self._hub = CallbackHub(self._tg)
         return self
 
     async def __aexit__(
@@ -178,15 +182,19 @@ class OAuthLogins:
         scopes: list[str] | None = None,
         allowed_origins: list[str] | None = None,
         client: Any = None,
+        callback_port: int | None = None,
+        client_metadata_url: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         http_timeout_s: float = HTTP_TIMEOUT_S,
         on_done: LoginDone,
     ) -> LoginStarted:
         """Start a login and return as soon as the authorization URL is known; the rest runs in the background.
 
-        ``client`` is a pre-registered client or None (dynamic registration); each request is bounded by
-        ``http_timeout_s`` and the whole login by ``timeout_s``. A failure before the URL is known raises (``on_done``
-        is never called); a running login of the same server is cancelled, and has completed, before this one starts.
+        ``client`` is a pre-registered client or None (a client ID metadata document at ``client_metadata_url``
+        where the authorization server supports one, else dynamic registration); the redirect comes back to
+        ``callback_port`` (None: a free port). Each request is bounded by ``http_timeout_s`` and the whole login
+        by ``timeout_s``. A failure before the URL is known raises (``on_done`` is never called); a running login
+        of the same server is cancelled, and has completed, before this one starts.
         """
         if self._tg is None:
             raise AppError("internal", "the login manager is not running")
@@ -198,7 +206,19 @@ class OAuthLogins:
         if previous is not None:
             previous.cancel("a newer login for this server replaced this one")
             await previous.finished.wait()
-        login = _Login(secrets.token_urlsafe(16), name, url, scopes, policy, timeout_s, http_timeout_s, client, on_done)
+        login = _Login(
+            secrets.token_urlsafe(16),
+            name,
+            url,
+            scopes,
+            policy,
+            timeout_s,
+            http_timeout_s,
+            client,
+            callback_port,
+            client_metadata_url,
+            on_done,
+        )
         self._active[name] = login
         try:
             authorization_url: str = await self._tg.start(self._run, login)
@@ -229,7 +249,12 @@ class OAuthLogins:
                 with anyio.move_on_after(login.timeout_s) as timer:
                     await self._flow(login, announce)
                 if timer.cancelled_caught:
-                    error = AppError("timeout", f"the login did not complete within {login.timeout_s:g} s")
+                    error = AppError(
+                        "timeout",
+                        f"the login did not complete within {login.timeout_s:g} s",
+                        server=login.name,
+                        timeoutMs=round(login.timeout_s * 1000),
+                    )
             if login.scope.cancelled_caught:
                 error = AppError("cancelled", login.cancel_reason or "the login was cancelled")
         except Exception as exc:
@@ -257,7 +282,8 @@ class OAuthLogins:
         from mcp.client.auth.utils import extract_field_from_www_auth
         from mcp.shared.auth import AuthorizationCodeResult
 
-        async with CallbackServer(f"/oauth/callback/{login.login_id}") as callback:
+        assert self._hub is not None
+        async with self._hub.attach(login.callback_port) as callback:
             storage = MemoryTokenStorage()
             storage.client_info = login.client
 
@@ -281,6 +307,7 @@ class OAuthLogins:
                 storage,
                 redirect_handler=redirect_handler,
                 callback_handler=callback_handler,
+                client_metadata_url=login.client_metadata_url,
             )
 
             bound = httpx2.Timeout(login.http_timeout_s).as_dict()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,3 +31,12 @@ def auth_status(name: str, config: McpServerConfig, data_dir: Path) -> AuthStatu
     if not isinstance(config, HttpServerConfig):
         return "unsupported"
     return oauth.auth_status(name, config.url, config, data_dir)
+
+
+def watch_login(auth: httpx2.Auth | None, lost: Callable[[AppError], None]) -> None:
+    """Have ``lost`` (a session's bound ``lose``) called when the server's stored login stops working for every
+    connection, so each owner's row says so at once, not after its own next request."""
+    if auth is not None:
+        from mcp_runtime.oauth.runtime import watch
+
+        watch(auth, lost)

@@ -21,7 +21,7 @@ from mcp_runtime.catalog.cache import CatalogCache, SearchAnswer
 from mcp_runtime.events import EventSink
 from mcp_runtime.oauth import needs_login
 from mcp_runtime.oauth.credentials import CREDENTIALS_FILE
-from mcp_runtime.owners.auth import auth_status, connection_auth
+from mcp_runtime.owners.auth import auth_status, connection_auth, watch_login
 from mcp_runtime.owners.preview import preview_content
 from mcp_runtime.owners.status import CredentialsStamp, Detail, RowKey, StatusCache
 from mcp_runtime.session.slot import ElicitationHandler, SessionSlot, SlotLost
@@ -141,7 +141,7 @@ class SlotOwner(ABC):
         except AppError as exc:
             self._publish(name, "failed", exc)
             raise
-        return SessionSlot(
+        slot = SessionSlot(
             name,
             config,
             env=self._env,
@@ -153,6 +153,8 @@ class SlotOwner(ABC):
             subscriptions=subscriptions,
             auth=auth,
         )
+        watch_login(auth, slot.lose)
+        return slot
 
     async def _start_slot(self, name: str, slot: SessionSlot) -> None:
         """Start the slot and publish how it ended: ``ready``, ``failed`` or ``cancelled`` (then re-raise)."""

@@ -207,13 +207,14 @@ class McpClientManager(SlotOwner):
             self._spawn_start(name)
 
     async def credentials_changed(self, name: str) -> None:
-        """New OAuth tokens: a server that was started (or failed for want of a login) reconnects with them."""
+        """New OAuth tokens: a server that was started (or failed for want of a login) reconnects with them, and
+        this returns once it has (or failed again), so a login is announced only with its token in effect."""
         entry = self._entries.get(name)
         if entry is None or self._closed:
             return
         if entry.auth_error is not None or entry.slot is not None:
             await self._stop(name)
-            self._spawn_start(name)
+            await self._start_quietly(name, True)
 
     async def start_enabled(self, only: Collection[str] | None = None) -> None:
         """Start every enabled server (of ``only``, when given) in parallel (daemon start); failures are

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from mcp_runtime.catalog.names import full_name
-from mcp_runtime.catalog.schemas import errors, non_finite, validator
+from mcp_runtime.catalog.schemas import arguments_validator, errors, non_finite, validator
 from mcp_runtime.catalog.views import build_views, visible_for_context
 from mcp_runtime.events import EventSink
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
@@ -126,7 +126,8 @@ class McpThreadRuntime(SlotOwner):
             server.ready.set()
 
     async def credentials_changed(self, name: str) -> None:
-        """New OAuth tokens for ``name``: its slot is rebuilt (in the background) to use them."""
+        """New OAuth tokens for ``name``: its slot is rebuilt to use them; returns once it is connected (or failed,
+        bounded by its startup timeout), so a login is announced only with its token in effect."""
         server = self._servers.get(name)
         if server is None or self._closed:
             return
@@ -135,6 +136,7 @@ class McpThreadRuntime(SlotOwner):
         if server.slot is not None:
             await server.slot.close()
         self._spawn(name, server)
+        await server.ready.wait()
 
     async def aclose(self) -> None:
         """Close every slot (interrupting starts) and reap every child."""
@@ -245,7 +247,7 @@ class McpThreadRuntime(SlotOwner):
             spec = self._specs[key] = _ToolSpec(
                 tool=listed,
                 allowed=bool(visible),
-                input=validator(listed.input_schema),
+                input=arguments_validator(listed.input_schema),
                 output=validator(listed.output_schema) if listed.output_schema is not None else None,
             )
         if not spec.allowed:

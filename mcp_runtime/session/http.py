@@ -1,6 +1,7 @@
 """Streamable HTTP servers: the SDK's ``streamable_http_client`` over an ``httpx2.AsyncClient`` whose transport
 refuses redirects, oversized bodies and (without an auth provider) 401s by answering the request with a synthetic
 JSON-RPC error carrying ``data.reason``, so that one request fails with a typed reason and the connection survives.
+On the 2026-07-28 wire, a result the server sent without ``resultType`` is ``complete`` (SEP-2322's default).
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ import json
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.session.upstream_guard import REASON_MARKER
@@ -23,6 +27,9 @@ if TYPE_CHECKING:
     from mcp_runtime._sdk_compat import TransportStreams
 
 HTTP_CONNECT_TIMEOUT_S = 30.0
+VERSION_META = "io.modelcontextprotocol/protocolVersion"
+MAX_TRACKED = 4096
+"""Ids of 2026-era requests in flight remembered at most (a request never answered must not leak)."""
 
 
 def resolve_headers(config: HttpServerConfig, env: Mapping[str, str]) -> dict[str, str]:
@@ -112,6 +119,135 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx2.create_ssl_context()
 
 
+class _CompleteByDefault:
+    """SEP-2322's default for the streams of one session: a 2026-07-28 result without ``resultType`` is
+    ``complete``.
+
+    The SDK refuses such a result as malformed, which loses a call the server completed. The write side notes
+    which requests carry the 2026 ``_meta`` (the era is per request there) and their method; the read side fills
+    the default into their results, when the result is a complete result of that method (else it is left for the
+    SDK to refuse: its 2026 union would take any ``complete`` dict as an input-required result).
+    """
+
+    def __init__(self) -> None:
+        self._modern: dict[Any, str] = {}
+
+    def sent(self, item: Any) -> None:
+        message = item.message
+        params = getattr(message, "params", None)
+        method = getattr(message, "method", None)
+        if method is None or getattr(message, "id", None) is None:
+            return
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        version = meta.get(VERSION_META) if isinstance(meta, dict) else None
+        if version in _modern_versions():
+            if len(self._modern) >= MAX_TRACKED:
+                del self._modern[next(iter(self._modern))]
+            self._modern[message.id] = f"{method} {version}"
+
+    def received(self, item: Any) -> Any:
+        message = getattr(item, "message", None)
+        result = getattr(message, "result", None)
+        asked = self._modern.pop(getattr(message, "id", None), None)
+        if asked is not None and isinstance(result, dict) and "resultType" not in result:
+            candidate = {**result, "resultType": "complete"}
+            method, version = asked.split(" ", 1)
+            if _is_complete(method, version, candidate):
+                result["resultType"] = "complete"
+        return item
+
+
+def _is_complete(method: str, version: str, result: dict[str, Any]) -> bool:
+    """Whether ``result`` is a complete result of ``method`` at ``version`` (never an input-required one)."""
+    from pydantic import ValidationError
+
+    adapter = _complete_adapter(method, version)
+    if adapter is None:
+        return False
+    try:
+        adapter.validate_python(result, by_name=False)
+    except ValidationError:
+        return False
+    return True
+
+
+@functools.cache
+def _complete_adapter(method: str, version: str) -> Any:
+    import typing
+
+    from mcp_types.methods import SERVER_RESULTS
+    from pydantic import TypeAdapter
+
+    surface = SERVER_RESULTS.get((method, version))
+    if surface is None:
+        return None
+    complete = [kind for kind in typing.get_args(surface) or (surface,) if kind.__name__ != "InputRequiredResult"]
+    return TypeAdapter(complete[0]) if len(complete) == 1 else None
+
+
+class _Reads:
+    def __init__(self, inner: Any, fix: _CompleteByDefault) -> None:
+        self._inner, self._fix = inner, fix
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def receive(self) -> Any:
+        return self._fix.received(await self._inner.receive())
+
+    def __aiter__(self) -> _Reads:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _Reads:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return await self._inner.__aexit__(exc_type, exc, tb)  # type: ignore[no-any-return]
+
+
+class _Writes:
+    def __init__(self, inner: Any, fix: _CompleteByDefault) -> None:
+        self._inner, self._fix = inner, fix
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def send(self, item: Any) -> None:
+        self._fix.sent(item)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _Writes:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return await self._inner.__aexit__(exc_type, exc, tb)  # type: ignore[no-any-return]
+
+
+@functools.cache
+def _modern_versions() -> frozenset[str]:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    return frozenset(MODERN_PROTOCOL_VERSIONS)
+
+
 @asynccontextmanager
 async def http_transport(
     config: HttpServerConfig, headers: dict[str, str], auth: httpx2.Auth | None
@@ -130,6 +266,7 @@ async def http_transport(
     )
     async with (
         client,
-        streamable_http_client(config.url, http_client=client, max_sse_event_size=MAX_MESSAGE_BYTES) as streams,
+        streamable_http_client(config.url, http_client=client, max_sse_event_size=MAX_MESSAGE_BYTES) as (read, write),
     ):
-        yield streams
+        fix = _CompleteByDefault()
+        yield _Reads(read, fix), _Writes(write, fix)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
+from mcp_runtime.catalog.headers import listed_tools
 from mcp_runtime.catalog.names import check_tool_names
 from mcp_runtime.catalog.schemas import schema_problem
 from mcp_runtime.limits import MAX_CATALOG_BYTES, MAX_DISCOVERY_PAGES, MAX_TOOLS_PER_SERVER
@@ -127,8 +128,9 @@ def _params(cursor: str | None) -> Any:
     return types.PaginatedRequestParams(cursor=cursor) if cursor else None
 
 
-async def list_tools(session: ClientSession) -> list[Any]:
-    return await pages(lambda c: session.list_tools(params=_params(c)), "tools", MAX_TOOLS_PER_SERVER)
+async def list_tools(session: ClientSession, dropped: list[str] | None = None) -> list[Any]:
+    """Every page of tools; those the SDK left out for invalid ``x-mcp-header`` annotations go to ``dropped``."""
+    return await pages(lambda c: listed_tools(session, _params(c), dropped), "tools", MAX_TOOLS_PER_SERVER)
 
 
 async def fetch_catalog(session: ClientSession, server: str, kinds: set[str] | frozenset[str]) -> dict[str, Any]:
@@ -148,8 +150,12 @@ async def fetch_catalog(session: ClientSession, server: str, kinds: set[str] | f
 
     result: dict[str, Any] = {}
     if "tools" in kinds:
-        tools = await list_tools(session) if caps.tools is not None else []
+        dropped: list[str] = []
+        tools = await list_tools(session, dropped) if caps.tools is not None else []
         result["tools"] = validate_sdk_tools(server, tools)
+        result["dropped_tools"] = tuple(dropped)
+        if dropped:
+            log.warning("tools left out: invalid x-mcp-header annotations", server=server, tools=dropped[:16])
     if "prompts" in kinds and caps.prompts is not None:
         result["prompts"] = await optional(lambda c: session.list_prompts(params=_params(c)), "prompts")
     if "resources" in kinds and caps.resources is not None:

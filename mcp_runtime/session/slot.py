@@ -289,10 +289,14 @@ class SessionSlot:
         return client
 
     def _failed(self, exc: BaseException, *, timeout_ms: float | None = None, **subject: Any) -> AppError:
-        """The typed error of a failed request; a lost session or a lost login also ends the session."""
+        """The typed error of a failed request; a lost session or a lost login also ends the session. A request cut
+        off because the session was already ended for a known cause (a login lost on another connection) fails
+        with that cause."""
         limit = timeout_ms if timeout_ms is not None else self.config.tool_timeout_ms
         error, lost = _requests.map_error(exc, self.name, self._transport, timeout_ms=limit, **subject)
         if lost:
+            if error.reason == "connectionLost" and self._lost_error is not None:
+                return self._lost_error
             self.lose(error)
         return error
 

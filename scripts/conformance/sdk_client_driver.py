@@ -1,17 +1,18 @@
 """Baseline client for the MCP conformance harness: the scenario steps done directly with the official SDK.
 
 The harness (``conformance client --command "<python> sdk_client_driver.py" --scenario NAME``) starts the
-scenario's server, then runs this command with the server URL appended as the last argument and the scenario
-name in ``MCP_CONFORMANCE_SCENARIO``. What we do is what the harness' own reference client does
-(``examples/clients/typescript/everything-client.ts``):
+scenario's server, then runs this command with the server URL appended as the last argument, the scenario
+name in ``MCP_CONFORMANCE_SCENARIO`` and the spec version in ``MCP_CONFORMANCE_PROTOCOL_VERSION``. What we do is
+what the harness' own reference client does (``examples/clients/typescript/everything-client.ts``):
 
-- every scenario: connect (initialize), ``tools/list``;
-- ``auth/*`` scenarios: additionally ``tools/call test-tool {}`` through an ``OAuthClientProvider`` whose
-  redirect handler plays the browser (GET the authorization URL without following redirects and read the
-  ``code``/``state``/``iss`` off the ``Location`` header, which points at our never-served redirect URI),
-  with in-memory token storage and the reference client's CIMD URL as ``client_metadata_url``;
-- ``tools_call``: ``tools/call add_numbers {a: 5, b: 3}`` (the tool that scenario's server exposes);
-- pre-registered and machine clients from the credentials in ``MCP_CONFORMANCE_CONTEXT``.
+- every scenario: connect with the lifecycle of its version (``initialize`` through 2025-11-25, stateless
+  2026-07-28 otherwise), ``tools/list``, then the scenario's steps (``steps.py``: tool calls, elicitation
+  answers, every resource and prompt read where wanted);
+- ``auth/*`` scenarios: through an ``OAuthClientProvider`` whose redirect handler plays the browser (GET the
+  authorization URL without following redirects and read the ``code``/``state``/``iss`` off the ``Location``
+  header, which points at our never-served redirect URI), with in-memory token storage and the reference
+  client's CIMD URL as ``client_metadata_url``;
+- pre-registered and machine clients (secret or ``private_key_jwt``) from ``MCP_CONFORMANCE_CONTEXT``.
 
 Exit code 0 on success; non-zero with a one-line reason on stderr otherwise.
 """
@@ -22,10 +23,15 @@ import json
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from scripts.conformance.steps import steps_for
 
 # Same fixed CIMD URL as the harness' reference client (everything-client.ts).
 CIMD_CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
@@ -97,10 +103,24 @@ def oauth_provider(server_url: str, browser: Browser, scenario: str, context: di
     authorization server discovery yields).
     """
     from mcp.client.auth import OAuthClientProvider
-    from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
     storage = MemoryStorage()
+    if scenario.startswith("auth/client-credentials") and context.get("private_key_pem"):
+        signed = SignedJWTParameters(
+            issuer=context["client_id"],
+            subject=context["client_id"],
+            signing_key=context["private_key_pem"],
+            signing_algorithm=context.get("signing_algorithm") or "ES256",
+        )
+        return PrivateKeyJWTOAuthProvider(
+            server_url, storage, client_id=context["client_id"], assertion_provider=signed.create_assertion_provider()
+        )
     if scenario.startswith("auth/client-credentials"):
         return ClientCredentialsOAuthProvider(
             server_url, storage, client_id=context["client_id"], client_secret=context["client_secret"]
@@ -129,35 +149,46 @@ def oauth_provider(server_url: str, browser: Browser, scenario: str, context: di
     )
 
 
-def scenario_call(scenario: str) -> tuple[str, dict[str, Any]] | None:
-    """The tool call the scenario expects after ``tools/list`` (None: list only)."""
-    if scenario.startswith("auth/"):
-        return "test-tool", {}
-    if scenario in ("tools_call", "tools-call"):
-        return "add_numbers", {"a": 5, "b": 3}
-    return None
-
-
 async def run(server_url: str, scenario: str, context: dict[str, Any]) -> None:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
+    from mcp_types import ElicitResult
+
+    steps = steps_for(scenario)
+    modern = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") == "2026-07-28"
+
+    async def elicit(_ctx: Any, params: Any) -> Any:
+        if steps.elicit is None:
+            return ElicitResult(action="decline")
+        return ElicitResult(action="accept", content=steps.elicit(params.requested_schema))
 
     browser = Browser()
     auth = oauth_provider(server_url, browser, scenario, context) if scenario.startswith("auth/") else None
     async with httpx2.AsyncClient(auth=auth, timeout=httpx2.Timeout(30, read=300)) as http:
         transport = streamable_http_client(server_url, http_client=http)
-        async with Client(transport, mode="legacy", raise_exceptions=True) as client:
-            tools = await client.list_tools()
-            names = [t.name for t in tools.tools]
-            print(f"tools: {names}", file=sys.stderr)
-            call = scenario_call(scenario)
-            if call is not None:
-                result = await client.call_tool(*call)
+        mode = "2026-07-28" if modern else "legacy"
+        async with Client(transport, mode=mode, raise_exceptions=True, elicitation_callback=elicit) as client:
+            listed = await client.list_tools()
+            tools = {tool.name: tool.input_schema for tool in listed.tools}
+            print(f"tools: {sorted(tools)}", file=sys.stderr)
+            for name, arguments in steps.calls(tools, context):
+                result = await client.call_tool(name, arguments)
                 if result.is_error:
-                    raise RuntimeError(f"tool {call[0]} returned isError: {result.content}")
-                print(f"called {call[0]}: {result.content}", file=sys.stderr)
+                    raise RuntimeError(f"tool {name} returned isError: {result.content}")
+                print(f"called {name}: {result.content}", file=sys.stderr)
+            if steps.everything:
+                await exercise_everything(client)
     print(f"ok (authorizations: {browser.authorizations})", file=sys.stderr)
+
+
+async def exercise_everything(client: Any) -> None:
+    """Read every resource and get every prompt the server lists."""
+    for resource in (await client.list_resources()).resources:
+        await client.read_resource(str(resource.uri))
+    for prompt in (await client.list_prompts()).prompts:
+        arguments = {a.name: "x" for a in prompt.arguments or [] if a.required}
+        await client.get_prompt(prompt.name, arguments)
 
 
 def main() -> int:
