@@ -43,7 +43,7 @@ class AppTargets(WireModel):
 
 
 class OAuthSettings(WireModel):
-    """OAuth options (SPEC §5): scopes, trusted origins, the login's callback port, a client ID metadata document,
+    """OAuth options: scopes, trusted origins, the login's callback port, a client ID metadata document,
     a pre-registered or machine client.
 
     ``clientSecret``, ``privateKey`` and ``resource`` are accepted in shape only, to be refused with a typed reason

@@ -13,7 +13,7 @@ RequestId = str | int
 
 
 class ErrorCode(IntEnum):
-    """The codes of SPEC §1; clients branch on ``data.reason``, never on the message."""
+    """The JSON-RPC error codes; clients branch on ``data.reason``, never on the message."""
 
     PARSE_ERROR = -32700
     INVALID_REQUEST = -32600

@@ -230,7 +230,7 @@ export interface EnumOption {
   title: string;
 }
 
-/** The codes of SPEC §1; clients branch on `data.reason`, never on the message. */
+/** The JSON-RPC error codes; clients branch on `data.reason`, never on the message. */
 export type ErrorCode =
   | -32700
   | -32600
@@ -791,7 +791,7 @@ export interface OAuthLoginResult {
 }
 
 /**
- * OAuth options (SPEC §5): scopes, trusted origins, the login's callback port, a client ID metadata document,
+ * OAuth options: scopes, trusted origins, the login's callback port, a client ID metadata document,
  * a pre-registered or machine client.
  *
  * `clientSecret`, `privateKey` and `resource` are accepted in shape only, to be refused with a typed reason

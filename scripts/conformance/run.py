@@ -51,7 +51,7 @@ STRETCH = {
     "auth/dpop": "DPoP-bound tokens (RFC 9449): the SDK has no DPoP proof support",
     "auth/dpop-nonce": "DPoP with server nonces: the SDK has no DPoP proof support",
     "auth/enterprise-managed-authorization": "an IdP token exchanged for an ID-JAG (SEP-990): the SDK has leg 2 only",
-    "auth/wif-jwt-bearer": "a workload identity JWT as a jwt-bearer grant: no such client kind in SPEC §5",
+    "auth/wif-jwt-bearer": "a workload identity JWT as a jwt-bearer grant: no such client kind in the server config",
 }
 """Extension scenarios the daemon is not asked to pass, and what is missing (README, "MCP client conformance")."""
 

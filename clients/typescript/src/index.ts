@@ -1,4 +1,4 @@
-// mcp-app-server-client: the typed client runtime of SPEC §11.
+// mcp-app-server-client: the typed client runtime for hosts of mcp-app-server.
 export { AppServerClient, CLIENT_INFO } from "./client.js";
 export type {
   ClientEvents,

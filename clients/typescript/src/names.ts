@@ -1,4 +1,4 @@
-// Tool naming (SPEC §5, the seed's mcpTypes.ts): a model sees each tool as `mcp__<server>__<tool>`. The daemon
+// Tool naming: a model sees each tool as `mcp__<server>__<tool>`. The daemon
 // splits a full name at the first `__` after the prefix; server names never contain `__`.
 
 const PREFIX = "mcp__";
