@@ -9,11 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
-from urllib.parse import urlsplit
 
 from protocol.constants import NAME, TRANSPORTS, VERSION
 
@@ -69,6 +67,8 @@ def stdio_sandbox(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError("is not valid JSON") from None
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and a for a in argv):
         raise argparse.ArgumentTypeError("must be a JSON list of one or more non-empty strings")
+    import shutil  # here: only a deployment that names a wrapper pays for the import before initialize
+
     wrapper: str | None = shutil.which(argv[0])
     if wrapper is None:
         raise argparse.ArgumentTypeError(f"{argv[0]} is not an executable found in the daemon's PATH")
@@ -77,6 +77,8 @@ def stdio_sandbox(text: str) -> tuple[str, ...]:
 
 def https_document(text: str) -> str:
     """``--oauth-client-metadata-url URL``: an https URL with a path (the authorization server fetches it)."""
+    from urllib.parse import urlsplit  # here: only when the option is given
+
     parts = urlsplit(text)
     plain = not parts.fragment and "@" not in parts.netloc
     if parts.scheme != "https" or not parts.hostname or parts.path in ("", "/") or not plain:
