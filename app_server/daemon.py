@@ -116,14 +116,12 @@ class Daemon:
         except AppError:  # a store that cannot be read starts nothing; every store request reports why
             return
         self.autostart = [server.name for server in enabled]
+        from app_server import startup
+
         if any(server.config.type == "stdio" for server in enabled):
-            from mcp_runtime import login_folders  # the login shell runs while start-up loads, not before a start
-
-            self.spawner.spawn(login_folders, name="login-path")
+            self.spawner.spawn(startup.read_login_path, self, name="login-path")
         if self.autostart:
-            from app_server.startup import autostart
-
-            self.spawner.spawn(autostart, self, self.autostart, name="autostart")
+            self.spawner.spawn(startup.autostart, self, self.autostart, name="autostart")
 
     async def config_changed(self, name: str) -> None:
         """A stored config changed: a running management connection is restarted with the new one."""

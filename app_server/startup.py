@@ -51,6 +51,16 @@ async def autostart(daemon: Daemon, enabled: Sequence[str]) -> None:
     await daemon.manager.start_enabled(enabled)
 
 
+async def read_login_path(daemon: Daemon) -> None:
+    """Read the login shell's ``PATH`` while start-up loads, so the servers' starts find it read: after the first
+    answer, like the loading, since the shell's process competes with the daemon for the machine."""
+    with anyio.move_on_after(QUIET_S):
+        await daemon.first_answer.wait()
+    from mcp_runtime import login_folders
+
+    await login_folders()
+
+
 def _off_loop(load: Callable[[], None]) -> None:
     """Run imports in this worker thread with a short switch interval, so the loop thread waits little for the
     GIL the importing thread holds."""
