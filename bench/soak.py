@@ -53,7 +53,11 @@ def _pipelined(daemon: JsonPipe, messages: list[dict[str, Any]]) -> int:
     """Send every message, then read until each has been answered; returns how many were errors."""
     daemon.stdin.write(b"".join(json.dumps(m, separators=(",", ":")).encode() + b"\n" for m in messages))
     daemon.stdin.flush()
-    pending = {m["id"] for m in messages}
+    return _answers(daemon, {m["id"] for m in messages})
+
+
+def _answers(daemon: JsonPipe, pending: set[Any]) -> int:
+    """Read until each id in ``pending`` has been answered; returns how many answers were errors."""
     errors = 0
     while pending:
         line = daemon.stdout.readline()
@@ -121,16 +125,7 @@ def _deaf_client(daemon: JsonPipe, data_dir: str, call: dict[str, Any], count: i
     deaf = {"phase": "deaf", "seconds": round(time.perf_counter() - started, 2), "errors": 0, **_memory(pid)}
     deaf["spooled_mib"] = round(_spooled(pid, data_dir) / (1 << 20), 1)
     started = time.perf_counter()
-    pending = {f"deaf-{i}" for i in range(count)}
-    errors = 0
-    while pending:
-        line = daemon.stdout.readline()
-        if not line:
-            raise RuntimeError("the daemon exited")
-        message = json.loads(line)
-        if "method" not in message and message.get("id") in pending:
-            pending.discard(message["id"])
-            errors += "error" in message
+    errors = _answers(daemon, {f"deaf-{i}" for i in range(count)})
     read = {"phase": "read all", "seconds": round(time.perf_counter() - started, 2), "errors": errors, **_memory(pid)}
     return [deaf, read]
 

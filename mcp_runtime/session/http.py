@@ -12,7 +12,7 @@ import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
@@ -185,13 +185,29 @@ def _complete_adapter(method: str, version: str) -> Any:
     return TypeAdapter(complete[0]) if len(complete) == 1 else None
 
 
-class _Reads:
+class _Wrapped:
+    """A stream of the SDK's transport with one hook on its items; everything else passes through."""
+
     def __init__(self, inner: Any, fix: _CompleteByDefault) -> None:
         self._inner, self._fix = inner, fix
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return await self._inner.__aexit__(exc_type, exc, tb)  # type: ignore[no-any-return]
+
+
+class _Reads(_Wrapped):
     async def receive(self) -> Any:
         return self._fix.received(await self._inner.receive())
 
@@ -204,41 +220,11 @@ class _Reads:
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> _Reads:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
-        return await self._inner.__aexit__(exc_type, exc, tb)  # type: ignore[no-any-return]
-
-
-class _Writes:
-    def __init__(self, inner: Any, fix: _CompleteByDefault) -> None:
-        self._inner, self._fix = inner, fix
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
+class _Writes(_Wrapped):
     async def send(self, item: Any) -> None:
         self._fix.sent(item)
         await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _Writes:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
-        return await self._inner.__aexit__(exc_type, exc, tb)  # type: ignore[no-any-return]
 
 
 @functools.cache
