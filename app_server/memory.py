@@ -15,8 +15,10 @@ from typing import Any
 
 M_MMAP_THRESHOLD = -3
 """glibc's ``mallopt`` parameter number."""
-MMAP_THRESHOLD = 256 << 10
-"""Blocks of this size and more each get their own mapping."""
+MMAP_THRESHOLD = 1 << 20
+"""Blocks of this size and more each get their own mapping. Not lower: a mapping is faulted in page by page each
+time, and answers a host asks for again and again (a status list of many tools: hundreds of KiB) would pay that on
+every call instead of reusing heap blocks."""
 
 
 @functools.cache
