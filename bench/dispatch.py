@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import contextlib
 import json
 import statistics
 import tempfile
@@ -61,18 +62,22 @@ def start_times(command: list[str], env: Mapping[str, str] | None = None) -> tup
     return initialized, listed
 
 
-def round_trips(command: list[str], calls: int) -> list[float]:
-    """Sequential ``mcpServer/list`` round trips (each waits for its answer)."""
-    samples = []
-    with JsonPipe(command) as pipe:
-        pipe.initialize()
+def round_trips(commands: list[list[str]], calls: int) -> list[list[float]]:
+    """Sequential ``mcpServer/list`` round trips (each waits for its answer) to each command's process; the
+    processes take turns call by call, so a drift of the machine's speed weighs on each alike."""
+    samples: list[list[float]] = [[] for _ in commands]
+    with contextlib.ExitStack() as stack:
+        pipes = [stack.enter_context(JsonPipe(command)) for command in commands]
+        for pipe in pipes:
+            pipe.initialize()
         for i in range(calls + WARMUP):
             line = encode(i + 1, "mcpServer/list", {})
-            started = time.perf_counter()
-            pipe.write(line)
-            pipe.response(i + 1)
-            if i >= WARMUP:
-                samples.append(time.perf_counter() - started)
+            for pipe, taken in zip(pipes, samples, strict=True):
+                started = time.perf_counter()
+                pipe.write(line)
+                pipe.response(i + 1)
+                if i >= WARMUP:
+                    taken.append(time.perf_counter() - started)
     return samples
 
 
@@ -101,8 +106,7 @@ def measure(calls: int, starts: int) -> dict[str, Any]:
         fill_store(populated)
         daemon, echo = _median_starts([daemon_command(populated), echo_command()], starts)
         (init, first_list), (echo_init, echo_first) = daemon, echo
-        rtt = statistics.median(round_trips(daemon_command(empty), calls))
-        echo_rtt = statistics.median(round_trips(echo_command(), calls))
+        rtt, echo_rtt = map(statistics.median, round_trips([daemon_command(empty), echo_command()], calls))
     return {
         "stored_servers": STORED_SERVERS,
         "initialize_ms": round(init * 1000, 1),
