@@ -101,20 +101,18 @@ def advertise_form_elicitation_only(session: ClientSession) -> None:
 
 
 @functools.cache
-def probe_bounded_client() -> type[Client]:
+def probe_bounded_client(refusal: Callable[[Any], Exception | None]) -> type[Client]:
     """``Client`` whose first ``server/discover`` probe gives up soon (``protocol: auto``): the SDK's timeout is a
     process-wide global, and a server that ignores the probe must not stall its start.
 
     Only the first probe is shortened: the SDK probes again once the fallback ``initialize`` proves the server
     modern, and a slow-starting server must not fail that second probe (both stay within the startup timeout).
-    A probe our own HTTP layer refused (a login needed, a redirect, an oversized body) fails the start with that
-    typed error instead of falling back: ``initialize`` would only be refused the same way, or by a server that
-    speaks 2026-07-28 only.
+    A probe our own HTTP layer refused (a login needed, a redirect, an oversized body: ``refusal`` reads that
+    typed error back from the JSON-RPC error, else None) fails the start with it instead of falling back:
+    ``initialize`` would only be refused the same way, or by a server that speaks 2026-07-28 only.
     """
     from mcp.shared.exceptions import MCPError
     from mcp_types import REQUEST_TIMEOUT
-
-    from mcp_runtime.session.errors import marked_reason
 
     class ProbeBoundedClient(plain_client()):  # type: ignore[misc]
         async def _build_session(self, exit_stack: Any) -> Any:
@@ -131,7 +129,7 @@ def probe_bounded_client() -> type[Client]:
                     try:
                         return await probe(version)
                     except MCPError as exc:
-                        if (refused := marked_reason(exc.error)) is not None:
+                        if (refused := refusal(exc.error)) is not None:
                             raise refused from None
                         raise
                 raise MCPError(REQUEST_TIMEOUT, "server/discover was not answered")

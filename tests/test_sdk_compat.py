@@ -78,7 +78,7 @@ def test_public_members_the_compat_layer_builds_on() -> None:
 def test_probe_bounded_client_overrides_the_session_builder() -> None:
     from mcp import Client
 
-    bounded = _sdk_compat.probe_bounded_client()
+    bounded = _sdk_compat.probe_bounded_client(lambda error: None)
     assert issubclass(bounded, Client)
     assert bounded._build_session is not Client._build_session
     assert inspect.signature(bounded._build_session).parameters.keys() == {"self", "exit_stack"}

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from mcp_runtime import _sdk_compat
+from mcp_runtime.session.errors import marked_reason
 from mcp_runtime.session.refresh import KINDS, fetch_catalog
 from mcp_runtime.session.state import ConnectionState, dump
 from mcp_runtime.session.stdio import StdioTransport
@@ -45,7 +46,7 @@ def open_client(
     transport = build_transport(config, env, tail, auth=auth)
     if isinstance(transport, StdioTransport):
         transport.graceful = graceful
-    client_class = _sdk_compat.probe_bounded_client() if mode == "auto" else _sdk_compat.plain_client()
+    client_class = _sdk_compat.probe_bounded_client(marked_reason) if mode == "auto" else _sdk_compat.plain_client()
     client = client_class(
         transport,
         mode=mode,
