@@ -22,6 +22,7 @@ import pytest
 
 from tests.daemon_client import ROOT, JsonLinesClient
 from tests.fixtures import fixture_config
+from tests.proc_status import end, memory_kib
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads RSS from /proc and pipe fill via FIONREAD")
 MIB = 1 << 20
@@ -65,19 +66,7 @@ def pausable_daemon(
         yield process, client, lines
     finally:
         lines.reading.set()
-        process.stdin.close()
-        try:
-            process.wait(15)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-
-
-def _memory_kib(pid: int) -> tuple[int, int]:
-    """(current, peak) resident set size."""
-    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
-    return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+        end(process)
 
 
 def _wait_input_consumed(process: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
@@ -112,7 +101,7 @@ def _call(client: JsonLinesClient, thread_id: str, tool: str, arguments: dict, t
 def test_results_to_a_client_that_stops_reading_cost_bounded_memory(data_dir: Path, event_loop: str) -> None:
     with pausable_daemon(data_dir, event_loop) as (process, client, lines):
         thread_id = _thread_with_fixture(client)
-        rss_before, _ = _memory_kib(process.pid)
+        rss_before, _ = memory_kib(process.pid)
         text = "x" * (64 * KIB)
         count = 2000  # 128 MiB of results if the daemon buffered them all
         lines.reading.clear()
@@ -125,10 +114,10 @@ def test_results_to_a_client_that_stops_reading_cost_bounded_memory(data_dir: Pa
             for i in range(count)
         ]
         _wait_input_consumed(process)
-        _, peak_unread = _memory_kib(process.pid)
+        _, peak_unread = memory_kib(process.pid)
         lines.reading.set()
         answers = [client.wait_response(request_id, timeout=120) for request_id in ids]
-        _, peak = _memory_kib(process.pid)
+        _, peak = memory_kib(process.pid)
         overloaded = [a for a in answers if "error" in a]
         assert all(a["error"]["data"]["reason"] == "overloaded" for a in overloaded)
         assert overloaded, "a client that does not read must be told to retry later"
@@ -147,15 +136,15 @@ def test_inline_responses_to_a_client_that_stops_reading_cost_bounded_memory(dat
             client.request("mcpServer/create", {"name": f"s{i}", "config": {"command": "tool", "args": args}})
         listing = client.request("mcpServer/list")
         assert len(listing["data"]) == 32
-        rss_before, _ = _memory_kib(process.pid)
+        rss_before, _ = memory_kib(process.pid)
         lines.reading.clear()
         count = 4000  # ~60 KiB per answer: 240 MiB if the daemon buffered them all
         client.send_raw(b"".join(b'{"id":%d,"method":"mcpServer/list"}\n' % i for i in range(count)))
         _wait_input_consumed(process)
-        _, peak_unread = _memory_kib(process.pid)
+        _, peak_unread = memory_kib(process.pid)
         lines.reading.set()
         answers = [client.wait_response(i, timeout=120) for i in range(count)]
-        _, peak = _memory_kib(process.pid)
+        _, peak = memory_kib(process.pid)
         assert all(a.get("result") == listing or a["error"]["data"]["reason"] == "overloaded" for a in answers)
         assert any("error" in a for a in answers)
         assert (peak - rss_before) < 64 * 1024, f"RSS grew by {(peak - rss_before) // 1024} MiB"
@@ -176,7 +165,7 @@ def test_progress_notifications_are_dropped_never_the_response(data_dir: Path) -
     """Slow: the SDK fixture emits about 1,000 progress notifications a second."""
     with pausable_daemon(data_dir) as (process, client, lines):
         thread_id = _thread_with_fixture(client)
-        rss_before, _ = _memory_kib(process.pid)
+        rss_before, _ = memory_kib(process.pid)
         steps = 30_000  # ~6 MiB of progress notifications, more than the 4 MiB a non-reader is kept for them
         lines.reading.clear()
         arguments = {"steps": steps, "delay_ms": 0}
@@ -189,7 +178,7 @@ def test_progress_notifications_are_dropped_never_the_response(data_dir: Path) -
         assert response.get("result", {}).get("content", [{}])[0].get("text") == f"done {steps}", response
         received = client.notifications("mcpServer/tool/progress")
         assert 0 < len(received) < steps
-        _, peak = _memory_kib(process.pid)
+        _, peak = memory_kib(process.pid)
         assert (peak - rss_before) < 64 * 1024, f"RSS grew by {(peak - rss_before) // 1024} MiB"
 
 
@@ -226,7 +215,7 @@ def _large_results_round(
 ) -> tuple[int, int]:
     """256 calls answering ~3.9 MiB each while the client does not read, then it reads them all: (peak growth
     while it did not read, RSS growth once it had read everything), in bytes."""
-    rss_before, _ = _memory_kib(process.pid)
+    rss_before, _ = memory_kib(process.pid)
     line_bytes = len(json.dumps(_call(client, thread_id, "big", {"bytes": BIG_TEXT}), separators=(",", ":")))
     lines.reading.clear()
     ids = [
@@ -239,7 +228,7 @@ def _large_results_round(
     ]
     _wait_input_consumed(process)
     _wait_spooled(process, data_dir, BIG_CALLS * line_bytes - 24 * MIB)
-    rss_deaf, peak_deaf = _memory_kib(process.pid)
+    rss_deaf, peak_deaf = memory_kib(process.pid)
     spools = _spool_files(process.pid, data_dir)
     assert spools and all(stat.S_IMODE(info.st_mode) == 0o600 for info in spools)
     assert not [p for p in data_dir.iterdir() if p.is_file() and p.stat().st_size > MIB], "a spool with a name"
@@ -248,7 +237,7 @@ def _large_results_round(
     assert all(len(a["result"]["content"][0]["text"]) == BIG_TEXT for a in answers), "every answer, whole"
     assert _call(client, thread_id, "echo", {"text": "after"})["content"][0]["text"] == "after"
     assert _spool_files(process.pid, data_dir) == [], "the spool outlived the output it held"
-    rss_after, _ = _memory_kib(process.pid)
+    rss_after, _ = memory_kib(process.pid)
     return (max(peak_deaf, rss_deaf) - rss_before) * KIB, (rss_after - rss_before) * KIB
 
 
@@ -268,9 +257,9 @@ def test_large_results_to_a_deaf_client_round_after_round(data_dir: Path) -> Non
     """Soak: eight rounds of the above in one daemon; neither bound drifts."""
     with pausable_daemon(data_dir) as (process, client, lines):
         thread_id = _thread_with_fixture(client)
-        start, _ = _memory_kib(process.pid)
+        start, _ = memory_kib(process.pid)
         for round_number in range(8):
             deaf_growth, _ = _large_results_round(process, client, lines, thread_id, data_dir)
-            now, _ = _memory_kib(process.pid)
+            now, _ = memory_kib(process.pid)
             assert deaf_growth < GROWTH_WHILE_DEAF, f"round {round_number}: +{deaf_growth // MIB} MiB while deaf"
             assert (now - start) * KIB < RETURNED_WITHIN, f"round {round_number}: {(now - start) // 1024} MiB held"

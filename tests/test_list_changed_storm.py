@@ -20,18 +20,11 @@ import pytest
 
 from tests.daemon_client import Daemon, running_daemon
 from tests.fixtures import fixture_config
+from tests.proc_status import rss_bytes
 
 START_TIMEOUT = 60.0
 STORM_KIB = "400"
 MIB = 1024 * 1024
-
-
-def rss(pid: int) -> int:
-    """Resident set size in bytes."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
 
 
 def storm_config(*args: str, **extra: Any) -> dict[str, object]:
@@ -82,7 +75,7 @@ def storm_memory(data_dir: Path, storm_refreshes: int) -> tuple[int, int, int]:
 
         daemon.request("mcpServer/start", {"name": "quiet"}, timeout=START_TIMEOUT)
         read_everything()
-        baseline = rss(pid)
+        baseline = rss_bytes(pid)
         daemon.request("mcpServer/stop", {"name": "quiet"}, timeout=START_TIMEOUT)
 
         peak = 0
@@ -90,13 +83,13 @@ def storm_memory(data_dir: Path, storm_refreshes: int) -> tuple[int, int, int]:
         def sample() -> None:
             nonlocal peak
             read_everything()
-            peak = max(peak, rss(pid))
+            peak = max(peak, rss_bytes(pid))
 
         daemon.request("mcpServer/start", {"name": "storm"}, timeout=START_TIMEOUT)
         refreshes(daemon, "storm", storm_refreshes, each=sample)
         daemon.request("mcpServer/stop", {"name": "storm"}, timeout=START_TIMEOUT)
         read_everything()
-        after = rss(pid)
+        after = rss_bytes(pid)
         return baseline, peak, after
 
 
@@ -148,10 +141,10 @@ def test_kept_search_answers_are_bounded_in_bytes(daemon: Daemon) -> None:
     daemon.request("mcpServer/start", {"name": "big"}, timeout=START_TIMEOUT)
     found = daemon.request("mcpTool/search", {"query": "stormy warmup", "limit": 1})["data"]
     assert [tool["name"] for tool in found] == ["mcp__big__stormy"]
-    baseline = rss(daemon.process.pid)
+    baseline = rss_bytes(daemon.process.pid)
     for i in range(250):
         answer = daemon.request("mcpTool/search", {"query": f"stormy q{i}", "limit": 1})["data"]
         assert len(json.dumps(answer)) > 400 * 1024
-    grown = rss(daemon.process.pid) - baseline
+    grown = rss_bytes(daemon.process.pid) - baseline
     print(f"250 distinct searches of a 400 KiB tool: RSS +{grown / MIB:.1f} MiB")
     assert grown < 32 * MIB, f"kept search answers grew RSS by {grown / MIB:.0f} MiB"

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.daemon_client import ROOT, JsonLinesClient, running_daemon, unix_client
+from tests.proc_status import memory_kib
 
 MIB = 1 << 20
 
@@ -119,12 +120,6 @@ def test_at_most_64_socket_connections(data_dir: Path, socket_dir: Path) -> None
             client.initialize()
 
 
-def _rss_peak_kib(pid: int) -> tuple[int, int]:
-    status = Path(f"/proc/{pid}/status").read_text()
-    fields = dict(line.split(":", 1) for line in status.splitlines())
-    return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
-
-
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads RSS from /proc")
 def test_an_endless_line_is_discarded_while_it_is_read(data_dir: Path, socket_dir: Path) -> None:
     path = socket_dir / "d.sock"
@@ -136,7 +131,7 @@ def test_an_endless_line_is_discarded_while_it_is_read(data_dir: Path, socket_di
 
 
 def _discard_endless_line(pid: int, client: JsonLinesClient) -> None:
-        rss_before, _ = _rss_peak_kib(pid)
+        rss_before, _ = memory_kib(pid)
         chunk = b"x" * MIB
         for _ in range(64):
             client.send_raw(chunk)  # 64 MiB, no newline
@@ -144,5 +139,5 @@ def _discard_endless_line(pid: int, client: JsonLinesClient) -> None:
         answer = client.wait_for(lambda m: "error" in m)
         assert answer["error"]["data"]["reason"] == "messageTooLarge"
         assert client.request("mcpServer/list") == {"data": []}
-        _, peak = _rss_peak_kib(pid)
+        _, peak = memory_kib(pid)
         assert (peak - rss_before) < 16 * 1024, f"peak grew by {(peak - rss_before) // 1024} MiB"

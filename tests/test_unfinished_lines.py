@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.daemon_client import ROOT
+from tests.proc_status import end, rss_bytes
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads RSS and fds from /proc, socket queues via ioctl")
 MIB = 1 << 20
@@ -30,11 +31,6 @@ LINE = 4 * MIB - 1024
 OPEN_COST_PER_LINE = 5 * MIB
 RETURNED_WITHIN = 32 * MIB
 INITIALIZE = b'{"id":0,"method":"initialize","params":{"clientInfo":{"name":"t","version":"0"}}}\n'
-
-
-def _rss(pid: int) -> int:
-    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
-    return int(fields["VmRSS"].split()[0]) * 1024
 
 
 def _fds(pid: int) -> int:
@@ -77,19 +73,13 @@ def listening_daemon() -> Iterator[tuple[subprocess.Popen[bytes], Path, Path]]:
             _wait(lambda: '"event": "loaded"' in log.read_text(), "start-up never finished loading")
             yield process, path, log
         finally:
-            process.stdin.close()
-            try:
-                process.wait(15)
-            finally:
-                if process.poll() is None:
-                    process.kill()
-                    process.wait()
+            end(process)
             process.stdout.close()
 
 
 def test_64_unfinished_4_mib_lines_cost_what_they_hold_and_are_returned_on_close() -> None:
     with listening_daemon() as (process, path, _):
-        start, fds = _rss(process.pid), _fds(process.pid)
+        start, fds = rss_bytes(process.pid), _fds(process.pid)
         payload = b'{"id":1,"method":"mcpServer/list","params":{"x":"' + b"a" * (LINE - 50)
         for round_number in range(3):
             sockets = []
@@ -99,12 +89,12 @@ def test_64_unfinished_4_mib_lines_cost_what_they_hold_and_are_returned_on_close
                 sock.sendall(payload)
                 sockets.append(sock)
             _wait(lambda: all(_unsent(s) == 0 for s in sockets), "the daemon did not read the lines")  # noqa: B023
-            held = _rss(process.pid) - start
+            held = rss_bytes(process.pid) - start
             assert held < CONNECTIONS * OPEN_COST_PER_LINE, f"round {round_number}: +{held // MIB} MiB while open"
             for sock in sockets:
                 sock.close()
             _wait(lambda: _fds(process.pid) <= fds, "the daemon did not close the connections")
-            left = _rss(process.pid) - start
+            left = rss_bytes(process.pid) - start
             assert left < RETURNED_WITHIN, f"round {round_number}: {left // MIB} MiB still held after close"
 
 
