@@ -44,32 +44,29 @@ export function fixtureConfig(...args: string[]): McpServerConfig {
   return { command: PYTHON, args: [join(FIXTURES, "fixture_server.py"), ...args] };
 }
 
-/** Every message in and out, as the client's `trace` option reports them. */
-export class Trace {
-  readonly lines: Array<{ direction: "in" | "out"; message: { [key: string]: unknown } }> = [];
+/** Items in the order they arrived, and bounded waits for the one a test looks for (already seen or to come). */
+export class Arrivals<T> {
+  readonly items: T[] = [];
   private readonly waiting = new Set<() => void>();
 
-  readonly record = (direction: "in" | "out", text: string): void => {
-    this.lines.push({ direction, message: JSON.parse(text) as { [key: string]: unknown } });
+  push(item: T): void {
+    this.items.push(item);
     for (const wake of [...this.waiting]) wake();
-  };
+  }
 
-  /** The first message (from now on or already seen) that matches, within `WAIT_MS`. */
-  find(
-    direction: "in" | "out",
-    match: (message: { [key: string]: unknown }) => boolean,
-  ): Promise<{ [key: string]: unknown }> {
+  /** What `take` finds among the items (it may remove it), as soon as it finds something, within `WAIT_MS`. */
+  wait<R>(take: (items: T[]) => R | undefined, what: string): Promise<R> {
     return new Promise((resolve, reject) => {
       const look = (): boolean => {
-        const found = this.lines.find((line) => line.direction === direction && match(line.message));
+        const found = take(this.items);
         if (found === undefined) return false;
         cleanup();
-        resolve(found.message);
+        resolve(found);
         return true;
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new Error(`no ${direction} message matched within ${WAIT_MS} ms`));
+        reject(new Error(`${what} within ${WAIT_MS} ms`));
       }, WAIT_MS);
       const wake = (): void => void look();
       const cleanup = (): void => {
@@ -78,6 +75,32 @@ export class Trace {
       };
       if (!look()) this.waiting.add(wake);
     });
+  }
+}
+
+type Line = { direction: "in" | "out"; message: { [key: string]: unknown } };
+
+/** Every message in and out, as the client's `trace` option reports them. */
+export class Trace {
+  private readonly arrivals = new Arrivals<Line>();
+
+  get lines(): readonly Line[] {
+    return this.arrivals.items;
+  }
+
+  readonly record = (direction: "in" | "out", text: string): void => {
+    this.arrivals.push({ direction, message: JSON.parse(text) as { [key: string]: unknown } });
+  };
+
+  /** The first message (from now on or already seen) that matches, within `WAIT_MS`. */
+  find(
+    direction: "in" | "out",
+    match: (message: { [key: string]: unknown }) => boolean,
+  ): Promise<{ [key: string]: unknown }> {
+    return this.arrivals.wait(
+      (lines) => lines.find((line) => line.direction === direction && match(line.message))?.message,
+      `no ${direction} message matched`,
+    );
   }
 }
 

@@ -2,7 +2,7 @@
 import { PassThrough } from "node:stream";
 import { AppServerClient, streamTransport } from "mcp-app-server-client";
 import type { ClientOptions, InitializeResult } from "mcp-app-server-client";
-import { WAIT_MS } from "./support.js";
+import { Arrivals } from "./support.js";
 
 type Message = { [key: string]: unknown };
 
@@ -19,8 +19,7 @@ export const INITIALIZE_RESULT: InitializeResult = {
 export class WireDouble {
   readonly toClient = new PassThrough();
   readonly fromClient = new PassThrough();
-  private readonly received: Message[] = [];
-  private readonly waiting = new Set<() => void>();
+  private readonly received = new Arrivals<Message>();
   private buffered = "";
 
   constructor() {
@@ -30,7 +29,6 @@ export class WireDouble {
       const lines = this.buffered.split("\n");
       this.buffered = lines.pop() ?? "";
       for (const line of lines) this.received.push(JSON.parse(line) as Message);
-      for (const wake of [...this.waiting]) wake();
     });
     this.fromClient.on("end", () => this.toClient.end()); // like the daemon: stdin EOF ends the connection
   }
@@ -68,31 +66,15 @@ export class WireDouble {
 
   /** The first message from the client (seen or to come) that matches, taken off the list; within `WAIT_MS`. */
   next(match: (message: Message) => boolean = () => true): Promise<Message> {
-    return new Promise((resolve, reject) => {
-      const look = (): boolean => {
-        const index = this.received.findIndex(match);
-        if (index < 0) return false;
-        const [found] = this.received.splice(index, 1);
-        cleanup();
-        resolve(found as Message);
-        return true;
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new Error(`the client sent nothing matching within ${WAIT_MS} ms`));
-      }, WAIT_MS);
-      const wake = (): void => void look();
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        this.waiting.delete(wake);
-      };
-      if (!look()) this.waiting.add(wake);
-    });
+    return this.received.wait((messages) => {
+      const index = messages.findIndex(match);
+      return index < 0 ? undefined : messages.splice(index, 1)[0];
+    }, "the client sent nothing matching");
   }
 
   /** Everything the client sent that was not taken yet. */
   get unread(): readonly Message[] {
-    return this.received;
+    return this.received.items;
   }
 
   /** End the connection from the daemon's side. */
