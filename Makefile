@@ -7,7 +7,7 @@ ARTIFACT_TOOLS := $(VENV)/.artifact-tools
 PIPX := PIPX_HOME=build/pipx PIPX_BIN_DIR=build/pipx/bin PIPX_MAN_DIR=build/pipx/man $(PY) -m pipx
 ARTIFACT_SMOKE_ARGS := --allow-write-fixture --allow-oauth-fixture
 
-.PHONY: setup smoke test lint typecheck schemas bench conformance clean wheel smoke-wheel dist smoke-dist settings \
+.PHONY: setup smoke test soak lint typecheck schemas bench conformance clean wheel smoke-wheel dist smoke-dist settings \
 	gui-smoke chromium
 
 CLIENT := clients/typescript
@@ -75,7 +75,7 @@ smoke-wheel: wheel node_modules/.installed
 	rm -rf build/pipx
 	$(PIPX) install dist/mcp_app_server-*.whl
 	build/pipx/bin/mcp-app-server --version
-	$(PY) -m pytest -q -m slow tests/test_artifacts.py
+	$(PY) -m pytest -q -m slow tests/packaging/test_artifacts.py
 	$(PY) scripts/smoke/current_smoke.py $(ARTIFACT_SMOKE_ARGS) --daemon-command '["build/pipx/bin/mcp-app-server"]'
 
 dist: $(ARTIFACT_TOOLS)
@@ -89,11 +89,28 @@ smoke-dist: dist node_modules/.installed
 smoke: setup
 	$(PY) scripts/smoke/current_smoke.py $(SMOKE_ARGS)
 
-test: setup typecheck
-	$(PY) -m ruff check .
-	$(PY) -m pytest -q
-	npm test --silent --workspace $(CLIENT)
-	npm test --silent --workspace $(SETTINGS)
+# Every stage runs even when an earlier one fails (a red lint must not hide a red client test); the run fails at
+# the end, naming the stages that failed.
+TEST_STAGES := \
+	"ruff|$(PY) -m ruff check ." \
+	"mypy linux|$(PY) -m mypy --platform linux --cache-dir .mypy_cache/linux" \
+	"mypy win32|$(PY) -m mypy --platform win32 --cache-dir .mypy_cache/win32" \
+	"pytest|$(PY) -m pytest -q" \
+	"client tests|npm test --silent --workspace $(CLIENT)" \
+	"settings tests|npm test --silent --workspace $(SETTINGS)"
+
+test: setup
+	@failed=""; for stage in $(TEST_STAGES); do \
+		name=$${stage%%|*}; command=$${stage#*|}; \
+		echo "== $$name: $$command"; \
+		sh -c "$$command" || failed="$$failed, $$name"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make test: failed stages: $${failed#, }" >&2; exit 1; fi; \
+	echo "make test: every stage passed"
+
+# The soaks and long fuzz runs (pytest -m slow): CI runs them after the suite.
+soak: setup
+	$(PY) -m pytest -q -m slow --ignore=tests/packaging
 
 lint: setup
 	$(PY) -m ruff check .

@@ -4,7 +4,7 @@ The SDK gives no public hook for some things the runtime needs (bounding the fir
 advertising form-only elicitation, swapping the elicitation callback, driving input-required rounds of our own
 ``tools/call``, learning which tools a listing left out, building and reading the token requests of a refresh or a
 client-credentials grant outside its auth flow);
-``tests/test_sdk_compat.py`` asserts that each member below still exists with the shape used, so an SDK
+``tests/session/test_sdk_compat.py`` asserts that each member below still exists with the shape used, so an SDK
 upgrade that moves one fails there, by name, instead of quietly in a session.
 """
 
@@ -208,7 +208,7 @@ def checked_result_adapter() -> Any:
 HTTP_PARSE_FAILURES = ("Failed to parse JSON response: ", "Failed to parse SSE message: ")
 """How the SDK's Streamable HTTP transport words the error (code -32700) it puts in place of a reply it cannot
 parse. It keeps the request's id, so the call already fails at once; only this text tells it from a server's
-own -32700, so ``tests/test_sdk_compat.py`` checks the SDK still says it."""
+own -32700, so ``tests/session/test_sdk_compat.py`` checks the SDK still says it."""
 MAX_DETAIL = 300
 
 

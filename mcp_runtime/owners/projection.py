@@ -139,7 +139,7 @@ _DECLARED = ("content", "structuredContent", "isError", "_meta")
 
 def tool_call_json(result: Mapping[str, Any], projection: dict[str, Any]) -> bytes:
     """The ``ToolCallResult`` JSON of ``result`` with ``projection``: byte for byte what
-    ``ToolCallResult.model_validate(...).model_dump_json()`` writes (``tests/test_results.py`` proves it), but
+    ``ToolCallResult.model_validate(...).model_dump_json()`` writes (``tests/threads/test_results.py`` proves it), but
     written by orjson, which is many times faster on a large result. What orjson refuses (integers past 64 bits,
     text that is not valid Unicode) is written through the model."""
     document = {key: result[key] for key in _DECLARED if result.get(key) is not None}

@@ -1,0 +1,36 @@
+"""The collector policy: off while start-up loads, then one freeze and CPython's default thresholds."""
+
+from __future__ import annotations
+
+import gc
+import json
+from pathlib import Path
+
+from app_server import collector
+from tests.support.daemon_client import running_daemon
+from tests.support.fixtures import fixture_config
+
+
+def test_what_start_up_loaded_is_frozen_and_the_collector_runs_again() -> None:
+    thresholds = gc.get_threshold()
+    collector.pause()
+    try:
+        assert not gc.isenabled()
+        frozen = collector.freeze_loaded()
+        assert gc.isenabled() and frozen == gc.get_freeze_count() > 0
+        assert gc.get_threshold() == thresholds
+    finally:
+        gc.unfreeze()
+        gc.enable()
+
+
+def test_the_daemon_freezes_once_start_up_has_loaded_the_sdk_for_autostart(data_dir: Path) -> None:
+    with running_daemon(data_dir) as first:
+        first.initialize()
+        first.request("mcpServer/create", {"name": "fx", "config": fixture_config()})
+    with running_daemon(data_dir) as daemon:
+        daemon.initialize()
+        daemon.wait_notification("mcpServer/startupStatus/updated", lambda p: p["status"] == "ready", timeout=60)
+        lines = [json.loads(line) for line in daemon.stderr().splitlines() if line.startswith("{")]
+    [loaded] = [line for line in lines if line["event"] == "loaded"]
+    assert loaded["frozen_objects"] > 0

@@ -1,0 +1,28 @@
+"""What the daemon advertises to MCP servers (SPEC §5): a thread connection offers form elicitation only (it has no
+URL mode to forward), in both protocol eras."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.support.daemon_client import Daemon
+from tests.support.fixtures import fixture_config
+
+START_TIMEOUT = 60.0
+
+
+def declared(daemon: Daemon, thread_id: str, server: str) -> Any:
+    params = {"threadId": thread_id, "server": server, "tool": "client_capabilities"}
+    result = daemon.request("mcpServer/tool/call", params, timeout=START_TIMEOUT)
+    return json.loads(result["content"][0]["text"])
+
+
+@pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28", "auto"])
+def test_thread_connections_advertise_form_elicitation_only(daemon: Daemon, protocol: str) -> None:
+    config = fixture_config("--capabilities-tool", protocol=protocol)
+    thread_id = daemon.request("thread/start", {"mcpServers": {"fx": config}})["thread"]["id"]
+    assert declared(daemon, thread_id, "fx")["elicitation"] == {"form": {}}
+
