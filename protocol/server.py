@@ -156,7 +156,7 @@ class ServerStatus(WireModel):
         default_factory=list, description="The resource templates it lists."
     )
     auth_status: AuthStatus = Field(default="unknown", description="How it authenticates, and whether a login is due.")
-    last_error: ErrorInfo | None = None  # described in the docstring: tests/protocol/test_schemas.py pins a bare reference
+    last_error: ErrorInfo | None = None  # described in the docstring: test_schemas.py pins a bare reference
     stderr_tail: str | None = Field(
         default=None, description="The end of a stdio server's stderr (secrets redacted), after a failure."
     )

@@ -11,7 +11,6 @@ tells every session using it, so every status row says so at once.
 
 from __future__ import annotations
 
-import json
 import os
 import weakref
 from collections.abc import AsyncGenerator, Callable, Mapping
@@ -35,9 +34,9 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_runtime import _sdk_compat
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
 from mcp_runtime.oauth.policy import OriginPolicy, sdk_failure
-from mcp_runtime.session.upstream_guard import REASON_MARKER
+from mcp_runtime.session.upstream_guard import refusal_body
 from protocol.config import OAuthSettings
-from protocol.jsonrpc import REASON_CODES, AppError
+from protocol.jsonrpc import AppError
 
 _FileStamp = tuple[int, int, int] | None
 LoginLost = Callable[[AppError], None]
@@ -315,17 +314,7 @@ class SharedFlow:
 
 async def refuse(response: httpx2.Response, error: AppError) -> None:
     """Turn ``response`` into the transport's synthetic JSON-RPC error for ``error`` (same shape, same marker)."""
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": None,
-            "error": {
-                "code": int(REASON_CODES[error.reason]),
-                "message": error.message,
-                "data": {REASON_MARKER: error.reason, **error.details},
-            },
-        }
-    ).encode()
+    body = refusal_body(error)
     original = response.stream
     response.status_code = 400
     response.headers = httpx2.Headers({"content-type": "application/json", "content-length": str(len(body))})

@@ -7,7 +7,6 @@ On the 2026-07-28 wire, a result the server sent without ``resultType`` is ``com
 from __future__ import annotations
 
 import functools
-import json
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -17,9 +16,9 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
-from mcp_runtime.session.upstream_guard import REASON_MARKER
+from mcp_runtime.session.upstream_guard import REASON_MARKER, refusal_body
 from protocol.config import HttpServerConfig
-from protocol.jsonrpc import REASON_CODES, AppError
+from protocol.jsonrpc import AppError
 
 if TYPE_CHECKING:
     import httpx2
@@ -51,14 +50,8 @@ def resolve_headers(config: HttpServerConfig, env: Mapping[str, str]) -> dict[st
 def _refusal(request: httpx2.Request, reason: str, message: str) -> httpx2.Response:
     import httpx2
 
-    body = {
-        "jsonrpc": "2.0",
-        "id": None,
-        "error": {"code": int(REASON_CODES[reason]), "message": message, "data": {REASON_MARKER: reason}},
-    }
-    return httpx2.Response(
-        400, headers={"content-type": "application/json"}, content=json.dumps(body).encode(), request=request
-    )
+    body = refusal_body(AppError(reason, message))
+    return httpx2.Response(400, headers={"content-type": "application/json"}, content=body, request=request)
 
 
 def _policy_transport(inner: httpx2.AsyncBaseTransport, *, refuse_401: bool) -> httpx2.AsyncBaseTransport:
