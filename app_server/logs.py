@@ -10,6 +10,8 @@ import sys
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
+from protocol.secrets import is_secret_name
+
 if TYPE_CHECKING:
     from structlog.typing import Processor
 
@@ -21,12 +23,9 @@ _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 _level = _LEVELS["info"]
 _configured = False
 
-_SENSITIVE_PARTS = ("token", "secret", "key", "auth", "password", "session", "credential", "cookie")
-
-
 def _redact(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     for key in list(event):
-        if key != "event" and any(part in key.lower() for part in _SENSITIVE_PARTS):
+        if key != "event" and is_secret_name(key):
             event[key] = "***"
     return event
 

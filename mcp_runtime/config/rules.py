@@ -15,6 +15,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from protocol.config import HttpServerConfig, McpServerConfig, OAuthSettings, StdioServerConfig
 from protocol.jsonrpc import AppError, validation_errors
+from protocol.secrets import is_secret_name
 
 CONFIG_ADAPTER = TypeAdapter(McpServerConfig)
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
@@ -23,8 +24,6 @@ _HTTP_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 LOADER_VARIABLES = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"})
 """Variables the dynamic loader reads (plus every ``DYLD_*``): a config setting one chooses code every process
 it starts would load, a sandbox wrapper included."""
-_SENSITIVE_EXACT = frozenset({"authorization", "proxy-authorization", "cookie"})
-_SENSITIVE_PARTS = ("token", "secret", "key", "auth", "password", "session", "credential")
 RESERVED_HEADERS = frozenset(
     {
         "host",
@@ -52,8 +51,8 @@ def check_server_name(name: str) -> None:
 
 
 def is_sensitive_header(name: str) -> bool:
-    lowered = name.lower()
-    return lowered in _SENSITIVE_EXACT or any(part in lowered for part in _SENSITIVE_PARTS)
+    """A header that may carry a secret only by environment reference (``protocol.secrets``' one rule)."""
+    return is_secret_name(name)
 
 
 def _check_header_name(name: str) -> None:
