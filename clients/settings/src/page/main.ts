@@ -3,7 +3,7 @@
 import type { AppServerClient } from "mcp-app-server-client";
 import { ActivityView } from "./activity.js";
 import { App } from "./app.js";
-import { connect, takeToken } from "./connection.js";
+import { connect, takeSession } from "./connection.js";
 import { describeError, h, replace } from "./dom.js";
 import { ElicitationModal } from "./elicitation.js";
 import { useToken } from "./host.js";
@@ -27,11 +27,12 @@ async function main(): Promise<void> {
   const status = h("span", { className: "connection", "data-connection": "connecting", role: "status" }, "connecting…");
   const dataDir = h("span", { className: "meta" });
   const notice = h("div", { className: "notice", "aria-live": "polite" });
-  const token = takeToken();
-  if (token === undefined) {
-    replace(root, h("p", { className: "error" }, "This page needs the URL the host printed (it carries this run's token)."));
+  const session = await takeSession();
+  if ("problem" in session) {
+    replace(root, h("p", { className: "error", "data-role": "session-problem" }, session.problem));
     return;
   }
+  const token = session.token;
   useToken(token);
 
   let app: App | undefined;
