@@ -86,13 +86,6 @@ export class ThreadView {
     this.cancelButton.addEventListener("click", () => this.inFlight?.abort());
     this.args.setAttribute("aria-describedby", this.argsHint.id);
     hub.on("servers", () => this.fillServers());
-    hub.on("connected", () => {
-      this.thread = undefined;
-      this.tools = [];
-      replace(this.threadInfo);
-      replace(this.tool);
-      this.callButton.disabled = true;
-    });
     hub.on("mcpServer/tool/progress", (update) => {
       if (update.threadId !== this.thread?.id || this.inFlight === undefined) return;
       // The bar shows how far; the text says the numbers and what the server says it is doing.
