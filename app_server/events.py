@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from app_server.wire.connection import ClientConnection
 from protocol.catalog import NOTIFICATIONS
+from protocol.encoding import model_json
 
 if TYPE_CHECKING:
     from protocol.base import WireModel
@@ -44,6 +45,6 @@ class EventBus:
             raise ValueError(f"{method} is not a catalog notification")
         if not targets:
             return
-        params_json = params.model_dump_json().encode()
+        params_json = model_json(params)
         for connection in tuple(targets):
             connection.notify_encoded(method, params_json)

@@ -175,16 +175,17 @@ class Processor:
                 message = await anyio.to_thread.run_sync(decode.decode, line)
             else:
                 message = decode.decode(line)
-            if trace is not None and message is not None:
-                trace.incoming(connection.label, message, len(line))
             if message is None:
                 return
+            if "method" in message and "id" in message:
+                self._handle_request(message, workers, len(line))  # traced once its params are judged
+                return
+            if trace is not None:
+                trace.incoming(connection.label, message, len(line))
             if message.get("method") is None:
                 connection.resolve(message)
-            elif "id" not in message:
-                self._handle_notification(message["method"], message.get("params"))
             else:
-                self._handle_request(message["id"], message["method"], message.get("params"), workers, len(line))
+                self._handle_notification(message["method"], message.get("params"))
         except decode.Rejected as rejected:
             if trace is not None:
                 trace.refused(connection.label, len(line), rejected.error.reason)
@@ -202,32 +203,30 @@ class Processor:
             if scope is not None:
                 scope.cancel()
 
-    def _handle_request(self, request_id: RequestId, method: str, params: Any, workers: _Workers, size: int) -> None:
+    def _handle_request(self, message: dict[str, Any], workers: _Workers, size: int) -> None:
         connection = self.connection
         started = time.perf_counter()
+        request_id, method, params = message["id"], message["method"], message.get("params")
         if method == "initialize":
-            self._initialize(request_id, params, started)
+            self._initialize(request_id, params, started, message, size)
             return
-        if not connection.initialized:
-            self._refuse(request_id, method, AppError("notInitialized", "send initialize first"), started)
-            return
-        if connection.backlog() > REQUEST_BACKLOG:
-            overloaded = AppError("overloaded", "the client is not reading; retry later")
-            self._refuse(request_id, method, overloaded, started)
-            return
-        if method in RETIRED:
-            details = {"replacement": RETIRED[method]} if RETIRED[method] else {}
-            self._refuse(request_id, method, AppError("retired", f"{method} is retired", **details), started)
-            return
-        if method not in METHODS:
-            unknown = AppError("methodNotFound", f"unknown method {method[:100]}")
-            self._refuse(request_id, method, unknown, started)
+        refused = self._refusal(method)
+        if refused is not None:
+            self._traced(message, size)
+            self._refuse(request_id, method, refused, started)
             return
         from app_server.handlers import InlineRoute
         from app_server.handlers import route as route_of
 
         route = route_of(method)
         configure_if_loaded()
+        try:
+            params = _parse(method, params)
+        except AppError as invalid:
+            self._traced(message, size, parsed=False)
+            self._refuse(request_id, method, invalid, started)
+            return
+        self._traced(message, size)
         if isinstance(route, InlineRoute):
             self._run_inline(request_id, method, params, route.handler, started)
             return
@@ -243,6 +242,26 @@ class Processor:
         self._in_flight_sizes[request_id] = size
         self._in_flight_bytes += size
         workers.submit(_Job(request_id, method, params, route.handler, scope, started))
+
+    def _refusal(self, method: str) -> AppError | None:
+        """Why a request is refused before its params are read, if it is."""
+        if not self.connection.initialized:
+            return AppError("notInitialized", "send initialize first")
+        if self.connection.backlog() > REQUEST_BACKLOG:
+            return AppError("overloaded", "the client is not reading; retry later")
+        if method in RETIRED:
+            details = {"replacement": RETIRED[method]} if RETIRED[method] else {}
+            return AppError("retired", f"{method} is retired", **details)
+        if method not in METHODS:
+            return AppError("methodNotFound", f"unknown method {method[:100]}")
+        return None
+
+    def _traced(self, message: dict[str, Any], size: int, *, parsed: bool = True) -> None:
+        """Record a request in the trace: whole (redacted) once its params are valid, by its method, id and size
+        alone when they are not (what a client sent by mistake may be anything, a secret in the wrong field)."""
+        trace = self.daemon.trace
+        if trace is not None:
+            trace.incoming(self.connection.label, message, size, parsed=parsed)
 
     def _refuse(self, request_id: RequestId, method: str, error: AppError, started: float) -> None:
         line = error_line(request_id, error)
@@ -269,7 +288,7 @@ class Processor:
         """Handlers that never wait (store and cached-state reads) answer without a task switch."""
         outcome = "ok"
         try:
-            result = handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
+            result = handler(RequestContext(self.daemon, self.connection, request_id), params)
         except AppError as exc:
             outcome, line = exc.reason, error_line(request_id, exc)
         except Exception:
@@ -281,9 +300,12 @@ class Processor:
         self.daemon.first_answer.set()
         self._answered(request_id, method, started, len(line), outcome)
 
-    def _initialize(self, request_id: RequestId, params: Any, started: float) -> None:
+    def _initialize(
+        self, request_id: RequestId, params: Any, started: float, message: dict[str, Any], size: int
+    ) -> None:
         connection = self.connection
         if connection.initialized:
+            self._traced(message, size)
             refused = AppError("alreadyInitialized", "initialize was already received")
             self._refuse(request_id, "initialize", refused, started)
             return
@@ -292,8 +314,10 @@ class Processor:
             try:
                 quick = _validated_initialize(params)
             except AppError as exc:
+                self._traced(message, size, parsed=False)
                 self._refuse(request_id, "initialize", exc, started)
                 return
+        self._traced(message, size)
         name, version, connection.opt_outs = quick
         connection.initialized = True
         line = handshake.initialize_line(request_id, (name, version), str(self.daemon.data_dir))
@@ -341,7 +365,7 @@ class Processor:
     async def _answer(self, request_id: RequestId, method: str, params: Any, handler: Any) -> tuple[bytes, str]:
         """The encoded response line (bytes, not a result model) and the outcome: ``ok`` or the error's reason."""
         try:
-            result = await handler(RequestContext(self.daemon, self.connection, request_id), _parse(method, params))
+            result = await handler(RequestContext(self.daemon, self.connection, request_id), params)
         except AppError as exc:
             return error_line(request_id, exc), exc.reason
         except Exception:

@@ -25,7 +25,7 @@ from scripts.smoke.fixtures.launch import http_fixture
 
 HTTP_SERVERS = 8
 """Restarted together: an ended session is left as reference cycles that only the collector frees, so RSS growth
-over the restarts shows whether its policy (``app_server.collector``) keeps up."""
+over the restarts shows whether its policy (``app_server.process.memory``) keeps up."""
 
 DEAF_TEXT = 2_040_000
 """The fixture's ``big`` answers its text twice (content and structuredContent): a response line of ~3.9 MiB."""

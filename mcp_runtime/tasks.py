@@ -45,7 +45,7 @@ class TaskHandle:
         except Exception:  # one task's bug must not end the daemon's task group
             import structlog  # not on the start-up path: the daemon spawns its first task before it loads
 
-            structlog.get_logger("mcp_runtime.tasks").error("background task failed", task=self.name, exc_info=True)
+            structlog.get_logger("mcp_runtime.tasks").error("background_task_failed", task=self.name, exc_info=True)
         finally:
             self._done.set()
 

@@ -1,8 +1,8 @@
 """The JSON-RPC 2.0 envelopes of SPEC §1 as models, for the schema and the typed clients.
 
-The daemon frames and parses envelopes itself (``app_server.wire``), faster than a model would; these describe the
-same messages so that a client can check every line it receives (the params and results inside are typed per method
-by the catalog). Clients send ``jsonrpc: "2.0"``; the daemon also accepts messages without it.
+The daemon frames and parses envelopes itself (``app_server.wire.decode``), faster than a model would; these
+describe the same messages so that a client can check every line it receives (the params and results inside are
+typed per method by the catalog). Clients send ``jsonrpc: "2.0"``; the daemon also accepts messages without it.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from app_server.process.logs import get_logger
 from mcp_runtime import safe_fs
+from protocol.encoding import model_json
 from protocol.thread import ResourceReadFact
 
 log = get_logger("app_server.read_model")
@@ -32,7 +33,7 @@ class ReadModel:
         return self.data_dir / self.relative(thread_id)
 
     def append(self, thread_id: str, fact: ResourceReadFact) -> None:
-        safe_fs.append(self.data_dir, self.relative(thread_id), fact.model_dump_json().encode() + b"\n")
+        safe_fs.append(self.data_dir, self.relative(thread_id), model_json(fact) + b"\n")
 
     def facts(self, thread_id: str) -> list[ResourceReadFact]:
         data = safe_fs.read_file(self.data_dir, self.relative(thread_id))
@@ -45,5 +46,5 @@ class ReadModel:
             try:
                 facts.append(ResourceReadFact.model_validate(json.loads(line)))
             except ValueError:
-                log.warning("skipped an unreadable fact line", thread_id=thread_id)
+                log.warning("fact_line_skipped", thread_id=thread_id)
         return facts

@@ -20,6 +20,7 @@ import anyio
 
 from app_server.process.logs import get_logger
 from mcp_runtime import safe_fs
+from protocol.encoding import model_json
 from protocol.jsonrpc import AppError
 from protocol.thread import Thread
 
@@ -34,7 +35,7 @@ Key = tuple[str, str]
 
 
 def _line(thread: Thread) -> bytes:
-    return thread.model_dump_json(by_alias=True).encode() + b"\n"
+    return model_json(thread) + b"\n"
 
 
 def _invalid_cursor() -> AppError:
@@ -144,7 +145,7 @@ class ThreadIndex:
             try:
                 thread = Thread.model_validate_json(line)
             except ValueError:
-                log.warning("thread index is corrupt; rebuilding it from the thread files")
+                log.warning("thread_index_rebuilt")
                 return {}, 0, False
             threads[thread.id] = thread
             lines += 1
@@ -171,5 +172,5 @@ class ThreadIndex:
             data = safe_fs.read_file(self.data_dir, f"threads/{thread_id}.json")
             return summarize(data) if data is not None else None
         except (ValueError, KeyError, TypeError, AppError) as exc:
-            log.warning("unreadable thread record", thread_id=thread_id, error=type(exc).__name__)
+            log.warning("thread_record_unreadable", thread_id=thread_id, error=type(exc).__name__)
             return None

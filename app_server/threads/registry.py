@@ -185,7 +185,7 @@ class ThreadRegistry:
         try:
             return ThreadRecord.decode(data)
         except (ValueError, KeyError, TypeError, AppError) as exc:
-            log.warning("unreadable thread record", thread_id=thread_id, error=type(exc).__name__)
+            log.warning("thread_record_unreadable", thread_id=thread_id, error=type(exc).__name__)
             return None
 
     def _canonical(self, record: ThreadRecord) -> CanonicalThread:

@@ -17,6 +17,7 @@ written through a descriptor the trace has closed, which the process may have ha
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
@@ -147,6 +148,8 @@ def _open(path: Path) -> int:
     try:
         fd = os.open(path, flags, safe_fs.FILE_MODE)
     except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO no one reads
+            raise TraceRefused(f"the trace file {path} is not a regular file") from None
         raise TraceRefused(f"cannot write the trace file {path}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
@@ -167,9 +170,11 @@ class Trace:
         self._size = os.fstat(self._fd).st_size
         self._echoes = _Echoes()
 
-    def incoming(self, connection: str, message: dict[str, Any], size: int) -> None:
-        if size > MESSAGE_MAX:
-            record: dict[str, Any] = {"bytes": size, "omitted": f"larger than {MESSAGE_MAX} bytes"}
+    def incoming(self, connection: str, message: dict[str, Any], size: int, *, parsed: bool = True) -> None:
+        """``parsed``: False for a request whose params failed validation, recorded by its method, id and size."""
+        if size > MESSAGE_MAX or not parsed:
+            why = f"larger than {MESSAGE_MAX} bytes" if parsed else "invalid params"
+            record: dict[str, Any] = {"bytes": size, "omitted": why}
             for key in ("id", "method"):
                 value = message.get(key)
                 if value is not None:

@@ -165,7 +165,7 @@ async def elicit(thread_id: str, server: str, call: Call | None, params: Any) ->
     if getattr(params, "mode", "form") != "form":
         return ElicitResult(action="decline")
     if call is None or call.ask is None:
-        log.info("elicitation declined: no single waiting call", server=server, thread_id=thread_id)
+        log.info("elicitation_declined_unattributed", server=server, thread_id=thread_id)
         return ElicitResult(action="decline")
     raw_schema = params.requested_schema
     schema: Any = (
@@ -174,7 +174,7 @@ async def elicit(thread_id: str, server: str, call: Call | None, params: Any) ->
         else raw_schema
     )
     if not _form_check().is_valid(schema):
-        log.info("elicitation declined: the form is not MCP's primitive fields", server=server, thread_id=thread_id)
+        log.info("elicitation_declined_unsupported_form", server=server, thread_id=thread_id)
         return ElicitResult(action="decline")
     request = ElicitationRequest(
         thread_id=thread_id,

@@ -276,7 +276,7 @@ class McpClientManager(SlotOwner):
                     await self._start_locked(name, entry, config)
                     return
                 except AppError as exc:
-                    log.info("restart failed", server=name, reason=exc.reason, attempt=entry.attempts)
+                    log.info("server_restart_failed", server=name, reason=exc.reason, attempt=entry.attempts)
 
     def _cancel_restart(self, entry: _Server) -> None:
         handle, entry.restart = entry.restart, None

@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from mcp_runtime.storage.archive import Kind, Stored, stored
-from protocol.tool import ToolCallResult
+from protocol.encoding import compact
 
 PROJECTION_TEXT_BYTES = 16 * 1024
 TEXT_MIME = "text/plain; charset=utf-8"
@@ -95,7 +91,7 @@ def projection_text(result: Mapping[str, Any], refs: Mapping[int, Stored]) -> tu
         document["structuredContent"] = result["structuredContent"]
     if result.get("isError"):
         document["isError"] = True
-    return json.dumps(document, separators=(",", ":"), ensure_ascii=False), JSON_MIME
+    return compact(document).decode(), JSON_MIME
 
 
 def utf8(text: str) -> bytes:
@@ -140,28 +136,8 @@ _DECLARED = ("content", "structuredContent", "isError", "_meta")
 def tool_call_json(result: Mapping[str, Any], projection: dict[str, Any]) -> bytes:
     """The ``ToolCallResult`` JSON of ``result`` with ``projection``: byte for byte what
     ``ToolCallResult.model_validate(...).model_dump_json()`` writes (``tests/threads/test_results.py`` proves it), but
-    written by orjson, which is many times faster on a large result. What orjson refuses (integers past 64 bits,
-    text that is not valid Unicode) is written through the model."""
+    written by the house's encoder without building the model, which is many times faster on a large result."""
     document = {key: result[key] for key in _DECLARED if result.get(key) is not None}
     document["projection"] = projection
     document.update((key, value) for key, value in result.items() if key not in _DECLARED and key != "projection")
-    try:
-        return orjson.dumps(document)
-    except TypeError:
-        pass
-    model = ToolCallResult.model_validate(document, by_name=False)
-    try:
-        return model.model_dump_json().encode()
-    except ValueError:  # a lone surrogate: escaped, as ``json`` writes it
-        return json.dumps(_finite(model.model_dump(mode="json")), separators=(",", ":")).encode()
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with every NaN or ±Infinity replaced by None, as the model writes them."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_finite(item) for item in value]
-    return value
+    return compact(document)

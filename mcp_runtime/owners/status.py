@@ -7,12 +7,12 @@ the last answer per detail is handed back while its rows are the very same objec
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from protocol.config import McpServerConfig
+from protocol.encoding import compact, model_json
 from protocol.jsonrpc import AppError
 from protocol.server import AuthStatus, ServerStatus
 
@@ -54,14 +54,6 @@ class RowKey(NamedTuple):
         raise TypeError("a RowKey compares parts by identity: it is never hashed")
 
 
-def encoded(model: Any) -> bytes:
-    """Compact JSON of a model; text that is not valid Unicode (a lone surrogate) is escaped rather than failing."""
-    try:
-        return model.model_dump_json().encode()  # type: ignore[no-any-return]
-    except ValueError:
-        return json.dumps(model.model_dump(mode="json"), separators=(",", ":")).encode()
-
-
 def tools_and_auth(row: ServerStatus) -> ServerStatus:
     """The ``toolsAndAuthOnly`` row: what a settings page lists, without server info, errors or stderr."""
     return ServerStatus(name=row.name, runtime_status=row.runtime_status, tools=row.tools, auth_status=row.auth_status)
@@ -82,10 +74,10 @@ class _Row:
             row = self.rows[detail] = tools_and_auth(self.full)
         return row
 
-    def encoded(self, detail: Detail) -> bytes | memoryview:
+    def model_json(self, detail: Detail) -> bytes | memoryview:
         text = self.json.get(detail)
         if text is None:
-            text = self.json[detail] = encoded(self.row(detail))
+            text = self.json[detail] = model_json(self.row(detail))
         return text
 
 
@@ -131,11 +123,11 @@ class StatusCache:
         self._auth.pop(name, None)
         self._answers.clear()
 
-    def _encoded(self, row: ServerStatus, detail: Detail) -> bytes | memoryview:
+    def _model_json(self, row: ServerStatus, detail: Detail) -> bytes | memoryview:
         kept = self._rows.get(row.name)
         if kept is None or kept.full is not row:
-            return encoded(row if detail == "full" else tools_and_auth(row))
-        return kept.encoded(detail)
+            return model_json(row if detail == "full" else tools_and_auth(row))
+        return kept.model_json(detail)
 
     def list_json(self, rows: Sequence[ServerStatus], detail: Detail, next_cursor: str | None) -> bytes:
         """The ``ServerStatusListResult`` JSON of these full rows at ``detail``, joined from the rows' kept JSON.
@@ -143,13 +135,13 @@ class StatusCache:
         The answer is kept and returned again while every row is the very same object; the rows' JSON then
         points into it, so keeping both costs no second copy.
         """
-        tail = b"]}" if next_cursor is None else b'],"nextCursor":%s}' % json.dumps(next_cursor).encode()
+        tail = b"]}" if next_cursor is None else b'],"nextCursor":%s}' % compact(next_cursor)
         kept = self._answers.get(detail)
         if kept is not None and kept.tail == tail and len(kept.rows) == len(rows):
             if all(a is b for a, b in zip(kept.rows, rows, strict=True)):
                 return kept.body
         head = b'{"data":['
-        texts = [self._encoded(row, detail) for row in rows]
+        texts = [self._model_json(row, detail) for row in rows]
         body = b"".join((head, b",".join(texts), tail))
         self._answers[detail] = _Answer(tuple(rows), tail, body)
         view, offset = memoryview(body), len(head)
@@ -162,4 +154,4 @@ class StatusCache:
 
     def start_json(self, row: ServerStatus) -> bytes:
         """The ``ServerStartResult`` JSON of a full row (its kept JSON, the one status lists reuse)."""
-        return b"".join((b'{"status":', self._encoded(row, "full"), b"}"))
+        return b"".join((b'{"status":', self._model_json(row, "full"), b"}"))

@@ -84,7 +84,7 @@ def classify_session_failure(
         cause = f"the server refused the handshake: {leaf.message[:200]}"
     else:
         cause = f"{type(leaf).__name__}: {str(leaf)[:200]}"
-    log.debug("mcp connection failed", server=server, error=type(leaf).__name__)
+    log.debug("server_connection_failed", server=server, error=type(leaf).__name__)
     if connected:
         return AppError("connectionLost", cause)
     return AppError("startupFailed", cause, **tail)

@@ -73,7 +73,7 @@ class ListenStream:
                     if not changed.is_set():
                         await anyio.sleep(LISTEN_RETRY_S)  # the server ended the stream: re-listen, not spin
             except (MCPError, SubscriptionLost, ListenNotSupportedError, TimeoutError) as exc:
-                log.debug("subscriptions/listen failed", server=self._server, error=type(exc).__name__)
+                log.debug("listen_failed", server=self._server, error=type(exc).__name__)
                 self._settle(generation, exc)
                 await changed.wait()
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from mcp_runtime.catalog.names import check_tool_names
 from mcp_runtime.catalog.schemas import schema_problem
 from mcp_runtime.limits import MAX_CATALOG_BYTES, MAX_DISCOVERY_PAGES, MAX_TOOLS_PER_SERVER
 from mcp_runtime.session.state import dump
+from protocol.encoding import compact
 from protocol.jsonrpc import AppError
 from protocol.server import McpTool
 
@@ -64,7 +64,7 @@ def _check_limits(count: int, size: int) -> None:
 
 def validate_tools(server: str, tools: list[dict[str, Any]]) -> list[McpTool]:
     """SPEC §5 limits and names (the catalog module decides names); any violation fails the registration."""
-    _check_limits(len(tools), len(json.dumps(tools, separators=(",", ":")).encode()))
+    _check_limits(len(tools), len(compact(tools)))
     check_tool_names(server, [str(raw.get("name", "")) for raw in tools])
     _schemas_problem((str(raw.get("name", "")), raw.get("inputSchema"), raw.get("outputSchema")) for raw in tools)
     return [McpTool.model_validate(raw) for raw in tools]
@@ -155,7 +155,7 @@ async def fetch_catalog(session: ClientSession, server: str, kinds: set[str] | f
         result["tools"] = validate_sdk_tools(server, tools)
         result["dropped_tools"] = tuple(dropped)
         if dropped:
-            log.warning("tools left out: invalid x-mcp-header annotations", server=server, tools=dropped[:16])
+            log.warning("tools_dropped_invalid_headers", server=server, tools=dropped[:16])
     if "prompts" in kinds and caps.prompts is not None:
         result["prompts"] = await optional(lambda c: session.list_prompts(params=_params(c)), "prompts")
     if "resources" in kinds and caps.resources is not None:
@@ -229,7 +229,7 @@ class CatalogRefresher:
                 fail(exc)  # an invalid catalog fails the registration, as at connect
                 return
             except (MCPError, TimeoutError) as exc:
-                log.warning("catalog refresh failed", server=self._server, error=type(exc).__name__)
+                log.warning("catalog_refresh_failed", server=self._server, error=type(exc).__name__)
             else:
                 apply(kinds, catalog)
             took = anyio.current_time() - began

@@ -23,9 +23,6 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("mcp_runtime.requests")
 
-dumped = dump
-
-
 async def call_tool(
     client: Client,
     name: str,
@@ -106,7 +103,7 @@ async def resubscribe_legacy(client: Client, uris: Iterable[str], server: str) -
         try:
             await subscribe_legacy(client, uri, subscribe=True)
         except Exception:
-            log.debug("re-subscribe failed", server=server)
+            log.debug("resubscribe_failed", server=server)
 
 
 def map_error(
@@ -118,8 +115,9 @@ def map_error(
     tool: str | None = None,
     method: str | None = None,
     uri: str | None = None,
-) -> tuple[AppError, bool]:
-    """The typed error of a failed request, and whether it also ends the session (lost, or a login lost)."""
+) -> tuple[AppError, bool] | None:
+    """The typed error of a failed request, and whether it also ends the session (lost, or a login lost); None for
+    an exception no rule maps (a bug, which goes on as it is)."""
     from mcp.shared.exceptions import MCPError
     from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
     from pydantic import ValidationError
@@ -150,4 +148,4 @@ def map_error(
         return AppError("invalidOutput", message, server=server, detail=detail), False
     if isinstance(exc, TimeoutError):
         return timeout_error(server, timeout_ms, tool=tool, method=method), False
-    raise exc
+    return None

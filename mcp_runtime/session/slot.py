@@ -8,7 +8,8 @@ the session's units: ``connect``, ``refresh``, ``listen`` and ``requests``.
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,7 @@ from mcp_runtime.session.connect import handshake, is_modern, open_client
 from mcp_runtime.session.errors import classify_session_failure, exit_description
 from mcp_runtime.session.listen import ListenStream
 from mcp_runtime.session.refresh import CallGate, CatalogRefresher
-from mcp_runtime.session.state import ConnectionState, ended_state, lost_state
+from mcp_runtime.session.state import ConnectionState, dump, ended_state, lost_state
 from mcp_runtime.session.stdio import StdioTransport
 from mcp_runtime.session.transport import StderrTail, secret_values
 from mcp_runtime.session.upstream_guard import SkippedLine, note_skipped
@@ -243,7 +244,7 @@ class SessionSlot:
             self._ready.set()
             return
         if lost is not None:
-            log.info("mcp connection lost", server=self.name, reason=lost.reason, thread_id=self.thread_id)
+            log.info("server_connection_lost", server=self.name, reason=lost.reason, thread_id=self.thread_id)
             if self._on_lost is not None and not self._stopping:
                 self._on_lost(self)
 
@@ -256,7 +257,7 @@ class SessionSlot:
         if isinstance(message, SkippedLine):
             note_skipped(message, self.name)
         elif isinstance(message, Exception):
-            log.debug("transport reported an error", server=self.name, error=type(message).__name__)
+            log.debug("transport_error", server=self.name, error=type(message).__name__)
         elif isinstance(message, types.ToolListChangedNotification):
             self._refresher.mark("tools")
         elif isinstance(message, types.ResourceListChangedNotification):
@@ -288,17 +289,25 @@ class SessionSlot:
             raise AppError("notRunning", f"server {self.name} is not connected", server=self.name)
         return client
 
-    def _failed(self, exc: BaseException, *, timeout_ms: float | None = None, **subject: Any) -> AppError:
-        """The typed error of a failed request; a lost session or a lost login also ends the session. A request cut
-        off because the session was already ended for a known cause (a login lost on another connection) fails
-        with that cause."""
-        limit = timeout_ms if timeout_ms is not None else self.config.tool_timeout_ms
-        error, lost = _requests.map_error(exc, self.name, self._transport, timeout_ms=limit, **subject)
-        if lost:
-            if error.reason == "connectionLost" and self._lost_error is not None:
-                return self._lost_error
-            self.lose(error)
-        return error
+    @contextmanager
+    def _typed_failures(self, *, timeout_ms: float | None = None, **subject: Any) -> Iterator[None]:
+        """A request's failure as its typed error; a lost session or a lost login also ends the session. A request
+        cut off because the session was already ended for a known cause (a login lost on another connection) fails
+        with that cause. What no rule maps (a bug) goes on as it is."""
+        try:
+            yield
+        except Exception as exc:
+            limit = timeout_ms if timeout_ms is not None else self.config.tool_timeout_ms
+            mapped = _requests.map_error(exc, self.name, self._transport, timeout_ms=limit, **subject)
+            if mapped is None:
+                raise
+            error, lost = mapped
+            if lost:
+                if error.reason == "connectionLost" and self._lost_error is not None:
+                    error = self._lost_error
+                else:
+                    self.lose(error)
+            raise error from exc
 
     async def call_tool(
         self,
@@ -311,46 +320,35 @@ class SessionSlot:
     ) -> dict[str, Any]:
         """``tools/call``; the result comes back even when ``structuredContent`` misses its ``outputSchema``."""
         client = self._require()
-        with self._gate:
-            try:
-                return await _requests.call_tool(
-                    client,
-                    name,
-                    arguments,
-                    timeout_s=timeout_s,
-                    progress=progress,
-                    meta=meta,
-                    modern=self.modern,
-                    relisted=lambda: self._refresher.mark("tools"),
-                )
-            except Exception as exc:
-                raise self._failed(exc, tool=name, timeout_ms=timeout_s * 1000) from exc
+        with self._gate, self._typed_failures(tool=name, timeout_ms=timeout_s * 1000):
+            return await _requests.call_tool(
+                client,
+                name,
+                arguments,
+                timeout_s=timeout_s,
+                progress=progress,
+                meta=meta,
+                modern=self.modern,
+                relisted=lambda: self._refresher.mark("tools"),
+            )
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
         client = self._require()
-        try:
-            return _requests.dumped(await client.get_prompt(name, arguments))
-        except Exception as exc:
-            raise self._failed(exc, method="prompts/get") from exc
+        with self._typed_failures(method="prompts/get"):
+            return dump(await client.get_prompt(name, arguments))
 
     async def read_resource(self, uri: str) -> dict[str, Any]:
         client = self._require()
-        try:
-            return _requests.dumped(await client.read_resource(uri))
-        except Exception as exc:
-            raise self._failed(exc, method="resources/read", uri=uri) from exc
+        with self._typed_failures(method="resources/read", uri=uri):
+            return dump(await client.read_resource(uri))
 
     async def subscribe(self, uri: str) -> None:
         """Subscribe to resource updates; returns once the server honours it (both eras)."""
         client = self._require()
-        try:
+        with self._typed_failures(method="resources/subscribe", uri=uri):
             await self._listen.subscribe(client, uri, modern=self.modern, timeout_s=self._request_timeout_s)
-        except Exception as exc:
-            raise self._failed(exc, method="resources/subscribe", uri=uri) from exc
 
     async def unsubscribe(self, uri: str) -> None:
         client = self._require()
-        try:
+        with self._typed_failures(method="resources/unsubscribe", uri=uri):
             await self._listen.unsubscribe(client, uri, modern=self.modern, timeout_s=self._request_timeout_s)
-        except Exception as exc:
-            raise self._failed(exc, method="resources/unsubscribe", uri=uri) from exc

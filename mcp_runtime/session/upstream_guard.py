@@ -59,7 +59,7 @@ class SkippedLine(Exception):
 def note_skipped(skipped: SkippedLine, server: str) -> None:
     """Log the counter at 1, 2, 4, 8 …: visible in the logs, yet a flood of junk costs a few lines only."""
     if skipped.count & (skipped.count - 1) == 0:
-        log.warning("skipped unusable lines from the server", server=server, skippedLines=skipped.count)
+        log.warning("server_lines_skipped", server=server, skippedLines=skipped.count)
 
 
 class _Sdk(NamedTuple):

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mcp_runtime.storage.safe_fs import O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
+from protocol.encoding import compact
 from protocol.jsonrpc import AppError
 from protocol.thread import ContextReadResult
 
@@ -231,7 +232,7 @@ class ThreadArchive:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW, 0o600, dir_fd=folder)
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+                handle.write(compact(header) + b"\n")
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())

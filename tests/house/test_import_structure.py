@@ -149,3 +149,40 @@ def test_runtime_units_stay_small() -> None:
                 lines = (ast.get_docstring(node) or "").splitlines()
                 reason = any(line.startswith("Large because") for line in lines)
                 assert length <= 300 or reason, f"{path.name}: class {node.name} is {length} lines and says not why"
+
+
+APP_LAYERS = (
+    "app_server.wire",
+    "app_server.events",
+    "app_server.threads",
+    "app_server.context",
+    "app_server.handlers",
+    "app_server.processor",
+    "app_server.process.startup",
+    "app_server.__main__",
+)
+"""The daemon's parts from the bottom up: a module imports only from its own part or the parts below it."""
+APP_LEAVES = ("app_server", "app_server.process", "app_server.process.logs", "app_server.process.options",
+              "app_server.process.memory")  # fmt: skip
+"""What every part may use (the logs, the command line's options, the memory policy): they import no other part."""
+
+
+def _layer(name: str) -> int:
+    for index, part in enumerate(APP_LAYERS):
+        if name == part or name.startswith(f"{part}."):
+            return index
+    raise AssertionError(f"{name} belongs to no part of app_server; add it to APP_LAYERS or APP_LEAVES")
+
+
+def test_app_server_imports_run_one_way() -> None:
+    """wire → events → threads → context → handlers → processor → start-up: start-up builds the daemon and
+    serves with the processor; nothing below start-up imports it, nothing below the processor dispatches."""
+    for name, targets in _graph().items():
+        if not name.startswith("app_server"):
+            continue
+        ours = {t for t in targets if t.startswith("app_server")}
+        if name in APP_LEAVES:
+            assert ours <= set(APP_LEAVES), f"{name} is shared by every part and imports {sorted(ours)}"
+            continue
+        upward = sorted(t for t in ours - set(APP_LEAVES) if _layer(t) > _layer(name))
+        assert not upward, f"{name} imports {upward}, above it"

@@ -230,7 +230,7 @@ def test_temp_files_of_a_killed_daemon_are_removed_at_start(data_dir: Path) -> N
     keep.write_bytes(b"x")
     os.utime(keep, (hour_ago, hour_ago))
     with running_daemon(data_dir) as daemon:
-        daemon.initialize()  # answered before the daemon's modules load (app_server.early): no data dir access
+        daemon.initialize()  # answered before the daemon's modules load (process.startup): no data dir access
         daemon.request("mcpServerStatus/list")  # the data dir is sealed before a request that can touch it
         assert [p for p in stale if p.exists()] == []
         assert fresh.exists() and keep.exists()

@@ -1,5 +1,6 @@
 """The start-up path driven as a host drives it: ``initialize`` answered before the event loop runs
-(``app_server.early``), and the hand-over to the processor, which must leave every answer as it would have been."""
+(``app_server.process.startup``), and the hand-over to the processor, which must leave every answer as it would
+have been."""
 
 from __future__ import annotations
 

@@ -63,7 +63,7 @@ def test_tools_with_invalid_annotations_are_left_out_and_named(headers_daemon: t
     with pytest.raises(DaemonError) as err:
         call(d, thread_id, "bad_object_header", {"data": {}})
     assert err.value.reason == "unknownTool"
-    assert "tools left out: invalid x-mcp-header annotations" in d.stderr()
+    assert "tools_dropped_invalid_headers" in d.stderr()
     assert all(name in d.stderr() for name in INVALID)
 
 

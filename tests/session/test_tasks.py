@@ -42,7 +42,7 @@ async def test_a_failing_task_does_not_end_the_group_and_logs_its_traceback() ->
             await survivor.wait()
     assert failed.done and survivor.done
     assert [(entry["event"], entry["task"], entry["exc_info"]) for entry in logged] == [
-        ("background task failed", "boom", True)
+        ("background_task_failed", "boom", True)
     ]
 
 

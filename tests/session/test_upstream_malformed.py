@@ -103,7 +103,7 @@ def test_lines_that_are_not_json_are_skipped_and_counted(session: tuple[Daemon, 
     counts = [
         entry["skippedLines"]
         for entry in map(_log_entry, daemon.stderr().splitlines())
-        if entry.get("event") == "skipped unusable lines from the server" and entry.get("server") == "bad"
+        if entry.get("event") == "server_lines_skipped" and entry.get("server") == "bad"
     ]
     assert counts == [1, 2]
 
