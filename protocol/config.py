@@ -93,6 +93,18 @@ class OAuthSettings(WireModel):
     resource: str | None = Field(default=None, description="Refused (`unsupported`).")
 
 
+def _idle_timeout(value: Any, handler: ValidatorFunctionWrapHandler) -> int:
+    timeout: int = handler(value)
+    if 0 < timeout < MIN_IDLE_TIMEOUT_MS:
+        raise PydanticCustomError("idle_timeout", "must be 0 (never) or at least {minimum}", {"minimum": 1000})
+    return timeout
+
+
+MIN_IDLE_TIMEOUT_MS = 1000
+IdleTimeout = Annotated[int, Field(ge=0, le=86_400_000, strict=True), WrapValidator(_idle_timeout)]
+"""``idleTimeoutMs``: 0 (never), or 1000 ms to a day."""
+
+
 class CommonConfig(WireModel):
     """Fields shared by both transports."""
 
@@ -107,6 +119,11 @@ class CommonConfig(WireModel):
     )
     tool_timeout_ms: int = Field(
         default=30_000, ge=1, le=300_000, strict=True, description="How long a tool call may take."
+    )
+    idle_timeout_ms: IdleTimeout = Field(
+        default=600_000,
+        description="How long a thread's connection may go unused before it sleeps (its server stops, its catalog "
+        "is kept; the next call or read wakes it); `0` never.",
     )
     enabled_tools: list[str] | None = Field(default=None, description="Only these tools (raw or full names).")
     disabled_tools: list[str] | None = Field(

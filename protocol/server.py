@@ -12,8 +12,9 @@ from protocol.content import Icon, Implementation, Resource, ResourceTemplate, S
 from protocol.reasons import ErrorReason, SkipReason
 
 RuntimeStatus = Literal[
-    "notStarted", "starting", "connected", "authenticationRequired", "failed", "cancelled", "disabled"
+    "notStarted", "starting", "connected", "idle", "authenticationRequired", "failed", "cancelled", "disabled"
 ]
+"""``idle``: a thread's connection that went quiet and sleeps (its server stopped, its catalog kept)."""
 AuthStatus = Literal["unknown", "unsupported", "notLoggedIn", "bearerToken", "oAuth"]
 StartupState = Literal["starting", "ready", "failed", "cancelled"]
 

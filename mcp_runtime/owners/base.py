@@ -11,6 +11,7 @@ import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
+from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ class SlotOwner(ABC):
 
     @abstractmethod
     def _connected(self) -> dict[str, SessionSlot]:
-        """Every connected slot, by server name."""
+        """Every slot whose catalog the owner serves, by server name: the connected ones (and a thread's asleep)."""
 
     @abstractmethod
     async def _settled(self, name: str | None = None) -> None:
@@ -181,15 +182,18 @@ class SlotOwner(ABC):
         error: AppError | None = None,
         starting: bool = False,
         disabled: bool = False,
+        asleep: bool = False,
     ) -> ServerStatus:
-        """The status row: a failure before any slot existed, ``starting``, idle, or the slot's own state; kept,
-        and built again only when what it is made of changes. ``stamp``: :meth:`_credentials_stamp`, read once
-        for all the rows of one answer."""
+        """The status row: a failure before any slot existed, ``starting``, ``idle`` (asleep), or the slot's own
+        state; kept, and built again only when what it is made of changes. ``stamp``: :meth:`_credentials_stamp`,
+        read once for all the rows of one answer."""
         auth = self._statuses.auth(name, config, stamp, lambda: auth_status(name, config, self._data_dir))
         state = None if slot is None else slot.state
-        key = RowKey(auth, starting, disabled, config, slot, state, error)
+        key = RowKey(auth, starting, disabled, asleep, config, slot, state, error)
         return self._statuses.row(
-            name, key, lambda: self._build_row(name, slot, auth, error=error, starting=starting, disabled=disabled)
+            name,
+            key,
+            lambda: self._build_row(name, slot, auth, error=error, starting=starting, disabled=disabled, asleep=asleep),
         )
 
     def _credentials_stamp(self) -> CredentialsStamp:
@@ -214,7 +218,10 @@ class SlotOwner(ABC):
         error: AppError | None,
         starting: bool,
         disabled: bool,
+        asleep: bool,
     ) -> ServerStatus:
+        if asleep and slot is not None:
+            return server_status(name, slot.state, auth, "idle")
         if starting and slot is not None and slot.state.status != "starting":
             slot = None  # the previous session's slot, being replaced: the row says ``starting``
         if slot is None and error is not None:
@@ -228,10 +235,18 @@ class SlotOwner(ABC):
 
     # ----------------------------------------------------------------- reads
 
+    def _use(self, name: str) -> AbstractAsyncContextManager[object]:
+        """Held around every request to ``name``'s server: a thread's quiet servers sleep, and this is what makes
+        one not quiet (the management owner's never sleep)."""
+        return nullcontext()
+
     async def _slots(self, server: str | None) -> dict[str, SessionSlot]:
+        """The slots a list reads its catalog from (``server``'s alone when given), without waking one asleep."""
+        await self._settled(server)
         if server is not None:
-            return {server: await self._ready_slot(server)}
-        await self._settled()
+            self.status(server)
+            slot = self._connected().get(server)
+            return {server: slot if slot is not None else await self._ready_slot(server)}
         return self._connected()
 
     def _views(self) -> CatalogCache:
@@ -270,10 +285,11 @@ class SlotOwner(ABC):
         ]
 
     async def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None = None) -> PromptGetResult:
-        slot = await self._ready_slot(server)
-        if not any(p.get("name") == name for p in slot.state.prompts):
-            raise AppError("unknownPrompt", f"server {server} has no prompt {name}", server=server, prompt=name)
-        return PromptGetResult.model_validate(await slot.get_prompt(name, arguments))
+        async with self._use(server):
+            slot = await self._ready_slot(server)
+            if not any(p.get("name") == name for p in slot.state.prompts):
+                raise AppError("unknownPrompt", f"server {server} has no prompt {name}", server=server, prompt=name)
+            return PromptGetResult.model_validate(await slot.get_prompt(name, arguments))
 
     async def resources(self, server: str | None = None) -> tuple[list[ResourceView], list[ResourceTemplateView]]:
         slots = sorted((await self._slots(server)).items())
@@ -286,8 +302,9 @@ class SlotOwner(ABC):
         return resources, templates
 
     async def read_resource(self, server: str, uri: str, preview: bool = False) -> ResourceReadResult:
-        slot = await self._ready_slot(server)
-        contents: list[dict[str, Any]] = (await slot.read_resource(uri)).get("contents", [])
+        async with self._use(server):
+            slot = await self._ready_slot(server)
+            contents: list[dict[str, Any]] = (await slot.read_resource(uri)).get("contents", [])
         self._after_read(server, uri, contents)
         if preview:
             contents = [preview_content(c) for c in contents]
@@ -298,7 +315,9 @@ class SlotOwner(ABC):
         """What a read leaves behind: a thread records digests; the management owner nothing."""
 
     async def subscribe(self, server: str, uri: str) -> None:
-        await (await self._ready_slot(server)).subscribe(uri)
+        async with self._use(server):
+            await (await self._ready_slot(server)).subscribe(uri)
 
     async def unsubscribe(self, server: str, uri: str) -> None:
-        await (await self._ready_slot(server)).unsubscribe(uri)
+        async with self._use(server):
+            await (await self._ready_slot(server)).unsubscribe(uri)

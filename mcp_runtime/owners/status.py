@@ -32,6 +32,7 @@ class RowKey(NamedTuple):
     auth: AuthStatus
     starting: bool
     disabled: bool
+    asleep: bool
     config: McpServerConfig
     slot: object | None
     state: object | None
@@ -40,7 +41,7 @@ class RowKey(NamedTuple):
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, RowKey)
-            and self[:3] == other[:3]
+            and self[:4] == other[:4]
             and self.config is other.config
             and self.slot is other.slot
             and self.state is other.state

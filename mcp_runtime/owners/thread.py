@@ -4,16 +4,22 @@ A model's call must not race its thread's start, so every thread-scoped read and
 (bounded by each one's startup timeout), and a lost session is reconnected on demand. A call keeps the tool it
 began with: its input schema is captured when it starts, and it returns the finished ``ToolCallResult``,
 projected and archived.
+
+Quiet servers sleep (SPEC §4): a connection with no request, open subscription or pending elicitation for the
+server's ``idleTimeoutMs`` is closed (a stdio server's process group is stopped), its last catalog kept and served;
+the next call, read, prompt get or subscribe wakes it first. Fifty conversations then cost what they use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
+import structlog
 
 from mcp_runtime.catalog.names import full_name
 from mcp_runtime.catalog.schemas import arguments_validator, errors, non_finite, validator
@@ -38,6 +44,8 @@ from protocol.thread import ResourceReadFact
 
 __all__ = ["McpThreadRuntime"]
 
+log = structlog.get_logger("mcp_runtime.thread")
+
 
 @dataclass(frozen=True)
 class _ToolSpec:
@@ -55,10 +63,20 @@ class _Server:
     task: TaskHandle | None = None
     error: AppError | None = None
     calls: list[Call] = field(default_factory=list)
+    busy: int = 0
+    """Requests to the server in flight (a call waiting on an elicitation included)."""
+    touched: anyio.Event = field(default_factory=anyio.Event)
+    """Set by every use and every end of one: the sleeper starts its wait for quiet again."""
+    sleeper: TaskHandle | None = None
+    asleep: bool = False
+    """Closed for quiet: ``slot`` is the closed slot, kept for its catalog."""
 
     @property
     def starting(self) -> bool:
         return self.task is not None and not self.ready.is_set()
+
+    def quiet(self) -> bool:
+        return not self.busy and (self.slot is None or not self.slot.subscriptions)
 
 
 class McpThreadRuntime(SlotOwner):
@@ -101,6 +119,7 @@ class McpThreadRuntime(SlotOwner):
     def _spawn(self, name: str, server: _Server) -> None:
         server.ready = anyio.Event()
         server.error = None
+        server.asleep = False
         server.task = self._spawner.spawn(self._connect, name, server, name=f"thread-mcp:{name}")
 
     async def _connect(self, name: str, server: _Server) -> None:
@@ -122,8 +141,53 @@ class McpThreadRuntime(SlotOwner):
             except BaseException:
                 server.error = AppError("cancelled", f"start of {name} was interrupted", server=name)
                 raise
+            else:
+                self._watch_quiet(name, server)
         finally:
             server.ready.set()
+
+    # ------------------------------------------------------------------ sleep
+
+    def _watch_quiet(self, name: str, server: _Server) -> None:
+        """A server just connected: it sleeps once quiet for its ``idleTimeoutMs`` (never when that is 0)."""
+        if server.config.idle_timeout_ms and not self._closed:
+            if server.sleeper is not None:
+                server.sleeper.cancel()
+            server.sleeper = self._spawner.spawn(self._sleep_when_quiet, name, server, name=f"thread-idle:{name}")
+
+    async def _sleep_when_quiet(self, name: str, server: _Server) -> None:
+        """Wait for ``idleTimeoutMs`` without a use while the server is quiet (any use starts the wait again),
+        then put it to sleep: close its connection, keep its slot for the catalog."""
+        timeout = server.config.idle_timeout_ms / 1000
+        while True:
+            server.touched = anyio.Event()
+            if not server.quiet():
+                await server.touched.wait()
+                continue
+            with anyio.move_on_after(timeout) as wait:
+                await server.touched.wait()
+            if wait.cancelled_caught and server.quiet():
+                break
+        slot = server.slot
+        if slot is None or not slot.connected or self._closed:
+            return
+        server.asleep = True
+        server.sleeper = None
+        await slot.close()
+        log.info("server_idle", server=name, thread_id=self.thread_id, idle_ms=server.config.idle_timeout_ms)
+
+    @asynccontextmanager
+    async def _use(self, name: str) -> AsyncIterator[object]:
+        """A request to ``name``'s server: while one is in flight the server is not quiet, and its end starts the
+        wait for quiet again."""
+        server = self._server(name)
+        server.busy += 1
+        server.touched.set()
+        try:
+            yield server
+        finally:
+            server.busy -= 1
+            server.touched.set()
 
     async def credentials_changed(self, name: str) -> None:
         """New OAuth tokens for ``name``: its slot is rebuilt to use them; returns once it is connected (or failed,
@@ -133,6 +197,8 @@ class McpThreadRuntime(SlotOwner):
             return
         if server.task is not None:
             await server.task.cancel_and_wait()
+        if server.sleeper is not None:
+            await server.sleeper.cancel_and_wait()
         if server.slot is not None:
             await server.slot.close()
         self._spawn(name, server)
@@ -147,6 +213,8 @@ class McpThreadRuntime(SlotOwner):
                     tg.start_soon(server.slot.close)
                 if server.task is not None:
                     tg.start_soon(server.task.cancel_and_wait)
+                if server.sleeper is not None:
+                    tg.start_soon(server.sleeper.cancel_and_wait)
 
     # ----------------------------------------------------------------- reads
 
@@ -162,7 +230,9 @@ class McpThreadRuntime(SlotOwner):
 
     def _status(self, name: str, server: _Server, stamp: CredentialsStamp) -> ServerStatus:
         error = server.error if server.slot is None else None
-        return self._row(name, server.config, server.slot, stamp, error=error, starting=server.starting)
+        return self._row(
+            name, server.config, server.slot, stamp, error=error, starting=server.starting, asleep=server.asleep
+        )
 
     def status(self, name: str) -> ServerStatus:
         return self._status(name, self._server(name), self._credentials_stamp())
@@ -172,10 +242,11 @@ class McpThreadRuntime(SlotOwner):
         return [self._status(name, server, stamp) for name, server in sorted(self._servers.items())]
 
     def _connected(self) -> dict[str, SessionSlot]:
+        """Connected slots, and asleep ones: their last catalog is served without waking them."""
         return {
             name: server.slot
             for name, server in self._servers.items()
-            if server.slot is not None and server.slot.connected
+            if server.slot is not None and (server.slot.connected or server.asleep)
         }
 
     async def _settled(self, name: str | None = None) -> None:
@@ -191,8 +262,8 @@ class McpThreadRuntime(SlotOwner):
         if self._closed:
             raise AppError("threadArchived", f"thread {self.thread_id} is archived")
         server = self._server(name)
-        if server.task is None:
-            self._spawn(name, server)
+        if server.task is None or server.asleep:
+            self._spawn(name, server)  # woken: starting → ready again, with the thread's id
         slot = server.slot
         if server.ready.is_set() and slot is not None and slot.connected:
             return slot  # the common case: no wait, no loop pass
@@ -270,6 +341,20 @@ class McpThreadRuntime(SlotOwner):
     ) -> bytes:
         """Execute one tool call: its ``ToolCallResult`` JSON (``isError`` results included), projected and with
         its blobs and long text archived, serialized once here (its size is checked on the answer itself)."""
+        async with self._use(server):
+            return await self._call_tool(server, tool, arguments, turn_id, timeout_ms, meta, progress, ask)
+
+    async def _call_tool(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        turn_id: str | None,
+        timeout_ms: int | None,
+        meta: dict[str, Any] | None,
+        progress: ProgressCallback | None,
+        ask: AskCallback | None,
+    ) -> bytes:
         entry = self._server(server)
         slot = await self._ready_slot(server)
         spec = self._tool(server, slot, tool)

@@ -396,6 +396,11 @@ export interface HttpServerConfig {
    * @default 30000
    */
   toolTimeoutMs?: number;
+  /**
+   * How long a thread's connection may go unused before it sleeps (its server stops, its catalog is kept; the next call or read wakes it); `0` never.
+   * @default 600000
+   */
+  idleTimeoutMs?: number;
   /** Only these tools (raw or full names). */
   enabledTools?: string[];
   /** Never these tools (applied after `enabledTools`). */
@@ -1366,7 +1371,7 @@ export interface ServerStatus {
   /** The server's name. */
   name: string;
   /** Where its connection is. */
-  runtimeStatus: "notStarted" | "starting" | "connected" | "authenticationRequired" | "failed" | "cancelled" | "disabled";
+  runtimeStatus: "notStarted" | "starting" | "connected" | "idle" | "authenticationRequired" | "failed" | "cancelled" | "disabled";
   /** Who the server says it is, once connected. */
   serverInfo?: Implementation;
   /** What it says it supports, once connected. */
@@ -1505,6 +1510,11 @@ export interface StdioServerConfig {
    * @default 30000
    */
   toolTimeoutMs?: number;
+  /**
+   * How long a thread's connection may go unused before it sleeps (its server stops, its catalog is kept; the next call or read wakes it); `0` never.
+   * @default 600000
+   */
+  idleTimeoutMs?: number;
   /** Only these tools (raw or full names). */
   enabledTools?: string[];
   /** Never these tools (applied after `enabledTools`). */
