@@ -129,6 +129,7 @@ schemas: setup
 bench: setup
 	$(PY) -m bench.report
 	$(PY) -m bench.search
+	$(PY) -m bench.storm
 
 conformance: setup
 	$(PY) scripts/conformance/run.py
