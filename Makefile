@@ -42,7 +42,8 @@ $(SETTINGS_BUILT): $(CLIENT_BUILT) $(SETTINGS)/scripts/bundle.mjs $(wildcard $(S
 	npm run build --silent --workspace $(SETTINGS)
 	touch $@
 
-# The settings page against the user's data dir (or DATA_DIR=…); prints the URL with this run's token.
+# The settings page against the user's data dir (or DATA_DIR=…); prints the URL with this run's token
+# (SETTINGS_ARGS=--open also opens the browser, with a one-time code: a command line never carries the token).
 settings: setup
 	node $(SETTINGS)/dist/src/host/main.js --daemon-command '["$(abspath $(PY))","-m","app_server"]' \
 		$(if $(DATA_DIR),--data-dir '$(DATA_DIR)') $(SETTINGS_ARGS)
@@ -58,7 +59,8 @@ chromium:
 		exit 1; \
 	fi
 
-# The settings page in headless Chromium against the fixture servers; screenshots in build/gui-smoke.
+# The settings page in headless Chromium against the fixture servers and npm server-everything; a screenshot per
+# behaviour in build/gui-smoke.
 gui-smoke: setup chromium
 	node $(SETTINGS)/dist/smoke/gui-smoke.js --out build/gui-smoke
 

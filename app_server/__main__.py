@@ -1,3 +1,3 @@
-from app_server.early import launch
+from app_server.process.startup import launch
 
 raise SystemExit(launch())

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from app_server.connection import ClientConnection
+from app_server.wire.connection import ClientConnection
 from protocol.catalog import NOTIFICATIONS
 
 if TYPE_CHECKING:

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from app_server import handshake, wire
-from app_server.connection import REQUEST_BACKLOG, ClientConnection, error_line
-from app_server.daemon import Daemon, RequestContext
-from app_server.lines import TOO_LARGE, read_lines
-from app_server.logs import configure as configure_logging
-from app_server.logs import configure_if_loaded, debug_enabled, get_logger
+from app_server.context import Daemon, RequestContext
+from app_server.process.logs import configure as configure_logging
+from app_server.process.logs import configure_if_loaded, debug_enabled, get_logger
+from app_server.wire import decode, handshake
+from app_server.wire.connection import REQUEST_BACKLOG, ClientConnection, error_line
+from app_server.wire.lines import TOO_LARGE, read_lines
 from mcp_runtime import MAX_MESSAGE_BYTES
 from protocol.catalog import METHODS, RETIRED
 from protocol.jsonrpc import AppError, RequestId, validation_errors
@@ -172,9 +172,9 @@ class Processor:
             return
         try:
             if len(line) >= OFF_LOOP_LINE:
-                message = await anyio.to_thread.run_sync(wire.decode, line)
+                message = await anyio.to_thread.run_sync(decode.decode, line)
             else:
-                message = wire.decode(line)
+                message = decode.decode(line)
             if trace is not None and message is not None:
                 trace.incoming(connection.label, message, len(line))
             if message is None:
@@ -185,7 +185,7 @@ class Processor:
                 self._handle_notification(message["method"], message.get("params"))
             else:
                 self._handle_request(message["id"], message["method"], message.get("params"), workers, len(line))
-        except wire.Rejected as rejected:
+        except decode.Rejected as rejected:
             if trace is not None:
                 trace.refused(connection.label, len(line), rejected.error.reason)
             connection.respond_error(rejected.request_id, rejected.error)
@@ -198,7 +198,7 @@ class Processor:
             self.daemon.client_initialized()
         elif method == "$/cancelRequest":
             target = params.get("id") if isinstance(params, dict) else None
-            scope = self.connection.in_flight.get(target) if wire.is_request_id(target) else None
+            scope = self.connection.in_flight.get(target) if decode.is_request_id(target) else None
             if scope is not None:
                 scope.cancel()
 
@@ -300,22 +300,17 @@ class Processor:
         connection.send_raw(line)
         self._answered(request_id, "initialize", started, len(line), "ok")
 
-    def resume(
-        self,
-        client: tuple[str, str, frozenset[str]] | None,
-        initialized: bool,
-        answered: tuple[RequestId, float, int] | None = None,
-    ) -> None:
-        """Take over a connection whose first lines ``app_server.early`` answered before the event loop ran:
-        ``client`` is what its ``initialize`` gave, ``initialized`` whether the notification came too,
-        ``answered`` its id, duration and size (for its ``debug`` line)."""
-        if client is not None:
+    def adopt(self, early: handshake.ServedEarly) -> None:
+        """Take over the stdio connection whose first lines start-up's reader served before the event loop ran:
+        its ``initialize`` (the client, the opt-outs, the answer's ``debug`` line) and an ``initialized`` after it.
+        The bytes it read and did not serve are the transport's to deliver first (``Transport.stdio``)."""
+        if early.client is not None:
             self.connection.initialized = True
-            self.connection.opt_outs = client[2]
-        if answered is not None:
-            request_id, seconds, size = answered
+            self.connection.opt_outs = early.client[2]
+        if early.answered is not None:
+            request_id, seconds, size = early.answered
             self._answered(request_id, "initialize", time.perf_counter() - seconds, size, "ok")
-        if initialized:
+        if early.initialized:
             self._handle_notification("initialized", None)
 
     async def _run(self, job: _Job) -> None:

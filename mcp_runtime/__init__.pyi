@@ -1,6 +1,5 @@
 # The public surface of mcp_runtime, and its only list: `__init__.py` loads these names lazily from this stub
 # (lazy_loader), so `import mcp_runtime` stays cheap and the MCP SDK loads only when a name that needs it is used.
-from ._sdk_compat import load_sdk as load_sdk
 from .apps import plan_import as plan_import
 from .apps import sync_app as sync_app
 from .config.edits import normalized as normalized
@@ -26,6 +25,7 @@ from .oauth import step_up_scopes as step_up_scopes
 from .owners.elicitation import CANCELLED as CANCELLED
 from .owners.elicitation import Resolution as Resolution
 from .owners.elicitation import resolve_answer as resolve_answer
+from .owners.loading import load_owners as load_owners
 from .owners.management import McpClientManager as McpClientManager
 from .owners.thread import McpThreadRuntime as McpThreadRuntime
 from .platform.watcher import kill_live_groups as kill_live_groups

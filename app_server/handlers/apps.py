@@ -7,9 +7,9 @@ from pathlib import Path
 
 import anyio
 
-from app_server.daemon import RequestContext
+from app_server.context import RequestContext
 from app_server.handlers.registry import method
-from app_server.logs import get_logger
+from app_server.process.logs import get_logger
 from mcp_runtime import plan_import, sync_app
 from protocol.config import APP_NAMES
 from protocol.server import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 
-from app_server.daemon import RequestContext
+from app_server.context import RequestContext
 from app_server.handlers.registry import method
 from mcp_runtime import DEFAULT_TIMEOUT_S, client_metadata_url, login_client, step_up_scopes
 from protocol.config import HttpServerConfig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from app_server.daemon import RequestContext
+from app_server.context import RequestContext
 
 if TYPE_CHECKING:
     from mcp_runtime import McpClientManager, McpThreadRuntime

@@ -17,8 +17,8 @@ from pydantic import BaseModel
 from protocol.catalog import METHODS
 
 if TYPE_CHECKING:
-    from app_server.connection import EncodedResult
-    from app_server.daemon import RequestContext
+    from app_server.context import RequestContext
+    from app_server.wire.connection import EncodedResult
 
 P = TypeVar("P", bound=BaseModel)
 T = TypeVar("T")

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from app_server.connection import EncodedResult, model_json
-from app_server.daemon import RequestContext
+from app_server.context import RequestContext
 from app_server.handlers.owners import owner
 from app_server.handlers.paging import page
 from app_server.handlers.registry import method
+from app_server.wire.connection import EncodedResult
 from protocol.base import Empty
+from protocol.encoding import model_json
 from protocol.prompt import PromptGetParams, PromptGetResult, PromptListParams, PromptListResult
 from protocol.resource import (
     ResourceListParams,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_server.daemon import RequestContext
+from app_server.context import RequestContext
 from app_server.handlers.paging import page
 from app_server.handlers.registry import method
 from mcp_runtime import StoredServer, check_server, patched, policy, redacted, restore_redacted

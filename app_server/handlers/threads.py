@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import anyio
 
-from app_server.connection import EncodedResult, next_server_request_id
-from app_server.daemon import RequestContext
+from app_server.context import RequestContext
 from app_server.handlers.registry import method
+from app_server.wire.connection import EncodedResult, next_server_request_id
 from mcp_runtime import CANCELLED, Resolution, resolve_answer
 from protocol.elicitation import ElicitationRequest
 from protocol.jsonrpc import AppError

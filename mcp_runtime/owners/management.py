@@ -35,7 +35,7 @@ STABLE_AFTER_S = BACKOFF_MAX_S
 
 
 @dataclass
-class _Entry:
+class _Server:
     """Everything the manager knows about one server name."""
 
     lock: anyio.Lock = field(default_factory=anyio.Lock)
@@ -59,11 +59,14 @@ class McpClientManager(SlotOwner):
         data_dir: Path,
         *,
         spawner: Spawner,
+        starting: Collection[str] = (),
     ) -> None:
+        """``starting``: servers already being autostarted (their rows say ``starting`` until their start ends)."""
         super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner)
         self._snapshot = store_snapshot
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, _Server] = {}
         self._closed = False
+        self.expect_starts(starting)
 
     # ----------------------------------------------------------------- reads
 
@@ -114,8 +117,13 @@ class McpClientManager(SlotOwner):
 
     # -------------------------------------------------------------- lifecycle
 
-    def _entry(self, name: str) -> _Entry:
-        return self._entries.setdefault(name, _Entry())
+    def _entry(self, name: str) -> _Server:
+        return self._entries.setdefault(name, _Server())
+
+    def expect_starts(self, names: Collection[str]) -> None:
+        """These servers are about to be started (``start_enabled``): their rows say ``starting`` already."""
+        for name in names:
+            self._entry(name).starting = True
 
     async def start(self, name: str) -> ServerStatus:
         """Connect (or return the live slot's status); publishes starting → ready|failed|cancelled."""
@@ -131,7 +139,7 @@ class McpClientManager(SlotOwner):
                 self._cancel_restart(entry)
             return await self._start_locked(name, entry, config)
 
-    def _is_live(self, entry: _Entry, config: McpServerConfig) -> bool:
+    def _is_live(self, entry: _Server, config: McpServerConfig) -> bool:
         slot = entry.slot
         return (
             slot is not None
@@ -140,7 +148,7 @@ class McpClientManager(SlotOwner):
             and normalized(entry.config) == normalized(config)
         )
 
-    async def _start_locked(self, name: str, entry: _Entry, config: McpServerConfig) -> ServerStatus:
+    async def _start_locked(self, name: str, entry: _Server, config: McpServerConfig) -> ServerStatus:
         if self._is_live(entry, config):
             return self._status(name, config, self._credentials_stamp())
         carried: frozenset[str] = frozenset()
@@ -228,7 +236,11 @@ class McpClientManager(SlotOwner):
         try:
             await self._start(name, cancel_restart=cancel_restart)
         except AppError as exc:
-            log.info("server failed to start", server=name, reason=exc.reason)
+            log.debug("server_start_failed", server=name, reason=exc.reason)
+        finally:
+            entry = self._entries.get(name)
+            if entry is not None and entry.slot is None:
+                entry.starting = False  # a start that never reached a slot (a server deleted meanwhile)
 
     def _spawn_start(self, name: str) -> None:
         entry = self._entry(name)
@@ -250,7 +262,7 @@ class McpClientManager(SlotOwner):
         self._cancel_restart(entry)
         entry.restart = self._spawner.spawn(self._restart_loop, slot.name, entry, name=f"mcp-restart:{slot.name}")
 
-    async def _restart_loop(self, name: str, entry: _Entry) -> None:
+    async def _restart_loop(self, name: str, entry: _Server) -> None:
         while not self._closed:
             delay = min(BACKOFF_MAX_S, BACKOFF_INITIAL_S * 2**entry.attempts) * random.uniform(0.5, 1.0)
             entry.attempts += 1
@@ -266,7 +278,7 @@ class McpClientManager(SlotOwner):
                 except AppError as exc:
                     log.info("restart failed", server=name, reason=exc.reason, attempt=entry.attempts)
 
-    def _cancel_restart(self, entry: _Entry) -> None:
+    def _cancel_restart(self, entry: _Server) -> None:
         handle, entry.restart = entry.restart, None
         if handle is not None:
             handle.cancel()

@@ -267,7 +267,7 @@ def test_a_kept_value_never_moves_to_a_new_destination(stored: dict[str, Any], e
 
 
 def test_policy_options() -> None:
-    from app_server import options
+    from app_server.process import options
     from mcp_runtime.config.policy import ConfigPolicy
 
     def policy_of(*argv: str) -> ConfigPolicy:

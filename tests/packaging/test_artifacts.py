@@ -56,7 +56,7 @@ def test_the_wheel_metadata_is_complete_and_it_carries_the_stub(built: Path) -> 
     assert metadata["Requires-Python"] == ">=3.11"
     assert metadata["Author"] and metadata["Keywords"] and metadata["Description-Content-Type"] == "text/markdown"
     assert "Programming Language :: Python :: 3.11" in metadata.get_all("Classifier")
-    assert "mcp-app-server = app_server.early:launch" in files[f"{info}/entry_points.txt"].decode()
+    assert "mcp-app-server = app_server.process.startup:launch" in files[f"{info}/entry_points.txt"].decode()
     # mcp_runtime loads its public names from this stub at run time (lazy_loader.attach_stub).
     assert files["mcp_runtime/__init__.pyi"] == (ROOT / "mcp_runtime" / "__init__.pyi").read_bytes()
     packaged = {name for name in files if name.endswith(".py")}

@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from app_server import options
+from app_server.process import options
 from mcp_runtime.config.rules import parse_server_config
 from mcp_runtime.platform import shell_path
 from mcp_runtime.platform.shell_path import LoginPath, parse, read_login_path

@@ -59,12 +59,14 @@ for name in mcp_runtime.__all__:
     except Exception as exc:
         failures[f"mcp_runtime.{name}"] = f"{type(exc).__name__}: {exc}"
 
-from app_server import cli, options
+from pathlib import Path
+
+from app_server.process import options, startup
 refusals = {}
 for argv in (["--data-dir", sys.argv[2]], ["--data-dir", sys.argv[2], "--listen", "unix:" + sys.argv[2] + "/s"]):
     stderr = io.StringIO()
     with contextlib.redirect_stderr(stderr):
-        code = cli.main(options.parse(argv))
+        code = startup.serve(options.parse(argv), Path(sys.argv[2]), startup.StopSignals(), None)
     refusals["listen" if "--listen" in argv else "serve"] = [code, stderr.getvalue()]
 print(json.dumps({"modules": len(names), "failures": failures, "refusals": refusals}))
 """

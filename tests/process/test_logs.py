@@ -12,7 +12,7 @@ from tests.support.daemon_client import ROOT
 PROGRAM = """
 import sys
 
-from app_server.logs import configure, get_logger
+from app_server.process.logs import configure, get_logger
 
 configure()
 log = get_logger("test")

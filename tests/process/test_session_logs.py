@@ -211,7 +211,7 @@ def test_an_unwritable_trace_file_is_one_line_and_exit_2(data_dir: Path, tmp_pat
 
 def test_the_trace_is_bounded_and_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Unit: past its size the trace becomes FILE.1 and starts again (two files at most); secrets go in no form."""
-    from app_server import trace as trace_module
+    from app_server.wire import trace as trace_module
 
     monkeypatch.setattr(trace_module, "FILE_MAX", 64 << 10)
     path = tmp_path / "trace.jsonl"

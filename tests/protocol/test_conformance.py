@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app_server.handshake import initialize_line
+from app_server.wire.handshake import initialize_line
 from protocol.jsonrpc import AppError
 from tests.support.daemon_client import conformance
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from app_server import handshake
+from app_server.wire import handshake
 from protocol.lifecycle import InitializeParams, InitializeResult
 
 CASES: list[Any] = [
@@ -85,9 +85,9 @@ def test_the_initialize_line_is_the_catalog_result_as_the_connection_writes_it(
 ) -> None:
     """The pydantic-free answer is byte for byte the ``InitializeResult`` model's, as ``ClientConnection`` writes
     a model result (a data dir that is not valid Unicode included)."""
-    from app_server.connection import compact, model_json
     from protocol.catalog import METHODS, NOTIFICATIONS
     from protocol.constants import NAME, PROTOCOL_VERSION, VERSION
+    from protocol.encoding import compact, model_json
 
     model = InitializeResult.model_validate(
         {

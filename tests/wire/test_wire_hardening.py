@@ -226,7 +226,8 @@ def test_replies_always_encode() -> None:
 
     from pydantic import BaseModel
 
-    from app_server.connection import ClientConnection, encode
+    from app_server.wire.connection import ClientConnection
+    from protocol.encoding import line
     from protocol.jsonrpc import AppError
 
     class Result(BaseModel):
@@ -239,4 +240,4 @@ def test_replies_always_encode() -> None:
     first, second = (json.loads(line) for line in recorder.written)
     assert first == {"jsonrpc": "2.0", "id": "a\udc80", "result": {"text": "b\ud800"}}
     assert second["error"]["message"] == "bad \udfff"
-    assert encode({"x": "\ud800"}) == b'{"x":"\\ud800"}\n'
+    assert line({"x": "\ud800"}) == b'{"x":"\\ud800"}\n'

@@ -19,6 +19,8 @@ import type { Host } from "../src/host/host.js";
 
 const ROOT = resolve(new URL("../../../../", import.meta.url).pathname);
 const FIXTURES = join(ROOT, "scripts", "smoke", "fixtures");
+/** npm server-everything (a workspace dependency at the root). */
+const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 const CHROMIUM_FLAGS = [
   "--no-sandbox",
   "--disable-gpu",
@@ -231,41 +233,84 @@ async function main(): Promise<number> {
       return (await result.textContent()) ?? "";
     };
 
-    await report.check("page", "loads over the bridge", async () => {
-      await page.goto(host?.url ?? "");
+    await report.check("page", "loads with a one-time code", async () => {
+      // As `--open` does: the browser gets /#code=…, which the page trades once for the session token.
+      const url = host?.oneTimeUrl() ?? "";
+      await page.goto(url);
       await page.locator('[data-connection="ready"]').waitFor();
-      assert(!page.url().includes("token="), "the token stayed in the address bar");
+      assert(!page.url().includes("code=") && !page.url().includes("token="), "the code stayed in the address bar");
       assert((host?.pages() ?? 0) === 1, `the host relays ${host?.pages()} page connections`);
       await shot(page, "servers-empty");
-      return "initialized through its own daemon connection; token removed from the address bar";
+      const again = await browser.newPage();
+      await again.goto(url);
+      const problem = (await again.locator('[data-role="session-problem"]').textContent()) ?? "";
+      assert(problem.includes("already used or has expired"), `a reused code said: ${problem}`);
+      await shot(again, "one-time-code-reused-refused");
+      await again.close();
+      assert((host?.pages() ?? 0) === 1, "the reused code got a connection");
+      return "the code was traded once (address bar cleaned); the same URL again is refused with a sentence, no connection";
     });
 
-    await report.check("servers", "add a server with an env secret", async () => {
+    await report.check("servers", "name rule checked in the form", async () => {
+      await tab("servers");
+      await page.getByRole("button", { name: "Add server" }).click();
+      const form = page.locator("form.server-form");
+      const name = form.getByLabel("Name", { exact: true });
+      const error = form.locator('[data-role="name-error"]');
+      const said: string[] = [];
+      for (const [typed, expected] of [
+        ["x".repeat(25), "At most 24 characters"],
+        ["bad name!", "Only letters, digits, - and _"],
+        ["my__server", "Never two _ in a row"],
+      ] as const) {
+        await name.fill(typed);
+        const text = (await error.textContent()) ?? "";
+        assert(text.includes(expected), `${typed}: the form said ${text}`);
+        said.push(text.split(" (")[0] ?? text);
+      }
+      await form.getByLabel("Command", { exact: true }).fill(python);
+      await form.getByRole("button", { name: "Add", exact: true }).click();
+      assert((await name.getAttribute("aria-invalid")) === "true", "the name is not marked invalid");
+      await shot(page, "server-form-name-rule");
+      const stored = await host?.client.request("mcpServer/list", {});
+      assert(stored?.data.length === 0, `the form sent the server: ${JSON.stringify(stored?.data.map((s) => s.name))}`);
+      await name.fill("my_server");
+      assert(((await error.textContent()) ?? "") === "", "a valid name is still refused");
+      await form.getByRole("button", { name: "Cancel" }).click();
+      return `said while typing: ${said.join(" / ")}; Add sent nothing`;
+    });
+
+    await report.check("servers", "saved enabled → starts, live", async () => {
       const args = [join(FIXTURES, "fixture_server.py"), "--init-delay", "1.5", "--large-resources", "--env-digest-tool"];
       await addServer({ name: "fx", command: python, args, env: { FIXTURE_SECRET: secret }, description: "fixture" }, "server-add");
-      await addServer({ name: "crash", command: python, args: [join(FIXTURES, "crash_at_start.py")] });
       assert(!(await domHasSecret()), "the secret is in the DOM");
-      return `fx and crash stored; fx ${await row("fx").getAttribute("data-status")}`;
-    });
-
-    await report.check("servers", "startup: starting → ready", async () => {
-      await row("fx").getByRole("button", { name: "Start" }).click();
+      // Nobody presses Start: saving an enabled server starts it, and the row follows its startup notifications.
       await page.locator('tr[data-server="fx"][data-status="starting"]').waitFor();
+      await shot(page, "server-saved-enabled-starting");
       await page.locator('tr[data-server="fx"][data-status="connected"]').waitFor();
       const trail = (await row("fx").locator('[data-role="trail"]').textContent()) ?? "";
       assert(trail.includes("starting → ready"), `trail ${trail}`);
-      return `row showed starting, then ready;${trail}`;
+      await shot(page, "server-saved-enabled-ready");
+      return `added, then without Start: starting → ready;${trail}`;
     });
 
-    await report.check("servers", "startup: starting → failed, typed", async () => {
-      await row("crash").getByRole("button", { name: "Start" }).click();
+    await report.check("servers", "failure reads as a sentence", async () => {
+      await addServer({ name: "crash", command: python, args: [join(FIXTURES, "crash_at_start.py")] });
       await page.locator('tr[data-server="crash"][data-status="failed"]').waitFor();
       const trail = (await row("crash").locator('[data-role="trail"]').textContent()) ?? "";
-      const error = (await row("crash").locator('[data-role="error"]').textContent()) ?? "";
+      const error = row("crash").locator('[data-role="error"]');
+      const sentence = (await error.locator('[data-role="sentence"]').textContent()) ?? "";
+      const reason = (await error.locator('[data-role="reason"]').textContent()) ?? "";
+      const whole = ((await error.textContent()) ?? "").trim();
       assert(trail.includes("starting → failed"), `trail ${trail}`);
-      assert(error.startsWith("startupFailed"), `error shown: ${error}`);
+      assert(sentence.startsWith("crash could not start: server process exited (exit code 3)"), `sentence: ${sentence}`);
+      assert(whole.startsWith(sentence), `the error starts with ${whole.slice(0, 40)}`);
+      assert(reason.includes("startupFailed"), `reason: ${reason}`);
+      assert(whole.includes("fixture: fatal configuration error"), `no stderr line in ${whole}`);
       await shot(page, "servers-startup");
-      return `${trail.trim()}; shows ${error.slice(0, 60)}`;
+      await row("crash").screenshot({ path: join(out, "server-failure-sentence.png") });
+      screenshots.push("server-failure-sentence.png");
+      return `${trail.trim()}; "${sentence}" then ${reason}`;
     });
 
     await report.check("servers", "edit keeps the stored secret", async () => {
@@ -277,8 +322,9 @@ async function main(): Promise<number> {
       await shot(page, "server-edit");
       await form.getByRole("button", { name: "Save" }).click();
       await row("fx").getByText("fixture, edited").waitFor();
+      await page.locator('tr[data-server="fx"][data-status="connected"]').waitFor();
       assert(!(await domHasSecret()), "the secret is in the DOM");
-      return 'the form showed "***" and sent it back; description saved';
+      return 'the form showed "***" and sent it back; description saved; fx ready again';
     });
 
     await report.check("oauth", "login completes, row refreshed", async () => {
@@ -286,10 +332,10 @@ async function main(): Promise<number> {
       await page.locator('tr[data-server="sec"][data-auth="notLoggedIn"]').waitFor();
       await row("sec").getByRole("button", { name: "Log in" }).click();
       await page.locator('tr[data-server="sec"][data-auth="oAuth"]').waitFor();
-      await row("sec").getByRole("button", { name: "Start" }).click();
+      // Saved enabled, it tried to start and needed the login; with the new credential it connects.
       await page.locator('tr[data-server="sec"][data-status="connected"]').waitFor();
       await shot(page, "servers-after-login");
-      return "notLoggedIn → browser followed the URL → completed → oAuth; started: ready";
+      return "notLoggedIn → browser followed the URL → completed → oAuth; ready";
     });
 
     await report.check("apps", "import from Cursor, dry run first", async () => {
@@ -303,7 +349,13 @@ async function main(): Promise<number> {
       await shot(page, "import");
       await importButton.click();
       await row("cur").waitFor();
-      return "dry run listed cur and stored nothing; import stored it";
+      // Imported enabled, it is started; its command does not exist, and the row says so in a sentence.
+      await page.locator('tr[data-server="cur"][data-status="failed"]').waitFor();
+      const sentence = (await row("cur").locator('[data-role="sentence"]').textContent()) ?? "";
+      assert(sentence.startsWith("cur could not start: its command cursor-tool is not on the daemon's PATH"), sentence);
+      await row("cur").screenshot({ path: join(out, "server-failure-command-not-found.png") });
+      screenshots.push("server-failure-command-not-found.png");
+      return `dry run listed cur and stored nothing; import stored and started it: "${sentence}"`;
     });
 
     await report.check("apps", "sync to Codex, dry run first", async () => {
@@ -325,6 +377,32 @@ async function main(): Promise<number> {
       return "dry run wrote nothing; write added cur and kept the file's comments";
     });
 
+    await report.check("page", "a banner belongs to its tab", async () => {
+      await page.getByRole("button", { name: "Close" }).click();
+      await row("crash").getByRole("button", { name: "Start" }).click();
+      const serversBanner = page.locator('[data-banner-of="servers"] [data-kind="error"]');
+      await serversBanner.getByText("crash could not start").waitFor();
+      const said = (await serversBanner.locator('[data-role="sentence"]').textContent()) ?? "";
+      assert(said.startsWith("crash could not start"), `the Servers banner says ${said}`);
+      await shot(page, "banner-servers-error");
+      await tab("tools");
+      assert(!(await serversBanner.isVisible()), "the Servers banner shows on the Tools tab");
+      assert((await page.locator('[data-banner-of="tools"]').textContent()) === "", "the Tools tab has a banner of its own already");
+      await page.locator("#tool-server").selectOption("crash");
+      await page.getByRole("button", { name: "Compare with a thread" }).click();
+      const toolsBanner = page.locator('[data-banner-of="tools"] [data-kind="info"]');
+      await toolsBanner.getByText("crash is not running").waitFor();
+      assert(!(await page.getByText("crash could not start").first().isVisible()), "another tab's banner is visible");
+      await shot(page, "banner-tools-tab-own");
+      await tab("servers");
+      assert(await serversBanner.isVisible(), "the Servers banner is gone after a round trip");
+      assert(!(await toolsBanner.isVisible()), "the Tools banner shows on the Servers tab");
+      await page.locator('[data-banner-of="servers"] button[aria-label="Dismiss"]').click();
+      await tab("tools");
+      await page.locator("#tool-server").selectOption("");
+      return "Servers' error stays on Servers; Tools shows only its own; both still where they were raised";
+    });
+
     await report.check("tools", "search with select:", async () => {
       await tab("tools");
       await page.getByLabel("Search tools").fill("select:mcp__fx__echo,mcp__fx__nope");
@@ -335,6 +413,34 @@ async function main(): Promise<number> {
       await page.locator('[data-tool="mcp__fx__echo"] summary').click();
       await shot(page, "tools");
       return `echo found; ${missing}`;
+    });
+
+    await report.check("tools", "no tool a thread gets is hidden", async () => {
+      // npm server-everything offers trigger-elicitation-request only to clients that answer forms: the page's
+      // connection gets 13 tools, a thread 14. The tab says why, and a comparison names the one it holds back.
+      await addServer({ name: "everything", command: process.execPath, args: [EVERYTHING, "stdio"] });
+      await page.locator('tr[data-server="everything"][data-status="connected"]').waitFor();
+      await tab("tools");
+      await page.getByLabel("Search tools").fill("");
+      await page.locator("#tool-server").selectOption("everything");
+      await page.getByRole("button", { name: "Search" }).click();
+      const count = page.locator('[data-role="tool-count"]');
+      await count.getByText("13 tool(s)", { exact: true }).waitFor();
+      const note = (await page.locator('[data-role="tools-scope"] p').first().textContent()) ?? "";
+      assert(note.includes("answers no forms") && note.includes("a thread may get more tools"), `note: ${note}`);
+      await page.getByRole("button", { name: "Compare with a thread" }).click();
+      const compared = page.locator('[data-role="thread-comparison"] li[data-compared="everything"]');
+      await compared.waitFor();
+      const said = (await compared.textContent()) ?? "";
+      assert((await compared.getAttribute("data-thread-only")) === "1", `comparison: ${said}`);
+      assert(said.includes("trigger-elicitation-request"), `comparison: ${said}`);
+      await count.getByText("13 tool(s) on this connection, 14 for a thread").waitFor();
+      const held = page.locator('li[data-tool="mcp__everything__trigger-elicitation-request"][data-thread-only="true"]');
+      await held.locator("summary").click();
+      assert((await held.textContent())?.includes("thread only"), "the held-back tool is not marked");
+      await shot(page, "tools-thread-only-named");
+      await page.locator("#tool-server").selectOption("");
+      return `13 listed with the reason; a thread gets 14: ${said.trim().slice(0, 90)}`;
     });
 
     await report.check("prompts", "get with arguments", async () => {
@@ -384,10 +490,40 @@ async function main(): Promise<number> {
     await report.check("thread", "start a thread", async () => {
       await tab("thread");
       await page.locator('[data-role="thread-servers"]').getByLabel("fx").check();
+      await page.locator('[data-role="thread-servers"]').getByLabel("everything").check();
       await page.getByRole("button", { name: "Start thread" }).click();
-      await page.locator('[data-thread] [data-server="fx"]').getByText("fx: connected").waitFor();
+      await page.locator('[data-thread] [data-server="fx"]').getByText("fx: ready").waitFor();
+      await page.locator('[data-thread] [data-server="everything"]').getByText("everything: ready").waitFor();
       const id = await page.locator("[data-thread]").getAttribute("data-thread");
-      return `thread ${id}: fx connected`;
+      return `thread ${id}: fx and everything ready`;
+    });
+
+    await report.check("thread", "arguments from schema defaults", async () => {
+      await page.getByLabel("Tool", { exact: true }).selectOption("mcp__everything__trigger-long-running-operation");
+      const prefilled = JSON.parse(await page.getByLabel("Arguments (JSON)").inputValue()) as unknown;
+      assert(JSON.stringify(prefilled) === JSON.stringify({ duration: 10, steps: 5 }), `prefilled ${JSON.stringify(prefilled)}`);
+      await shot(page, "thread-arguments-from-defaults");
+      await page.getByLabel("Tool", { exact: true }).selectOption("mcp__fx__echo");
+      const echo = await page.getByLabel("Arguments (JSON)").inputValue();
+      const hint = (await page.locator('[data-role="args-hint"]').textContent()) ?? "";
+      assert(JSON.stringify(JSON.parse(echo)) === "{}", `echo prefilled ${echo}`);
+      assert(hint.includes('"text" (string)') && hint.includes("required, with no default"), `hint: ${hint}`);
+      return `long-running: {"duration": 10, "steps": 5} (its defaults, not zeros); echo: {} and "${hint.slice(hint.indexOf("Add"))}"`;
+    });
+
+    await report.check("thread", "progress shows its numbers", async () => {
+      await callTool("mcp__fx__progress", { steps: 5, delay_ms: 700 });
+      const text = page.locator('[data-role="progress-text"]');
+      await text.getByText(/^[2-4] \/ 5 — step [2-4]\/5$/).waitFor();
+      const shown = (await text.textContent()) ?? "";
+      const bar = page.locator('[data-role="progress"]');
+      const max = await bar.evaluate((element) => (element as HTMLProgressElement).max);
+      const value = await bar.evaluate((element) => (element as HTMLProgressElement).value);
+      assert(max === 5 && value >= 2, `bar ${value}/${max}`);
+      await shot(page, "thread-progress-numbers");
+      const result = await resultText();
+      assert(result.includes("done 5"), `result: ${result.slice(0, 80)}`);
+      return `mid-call: "${shown}", bar ${value}/${max}`;
     });
 
     await report.check("thread", "elicitation answered in the modal", async () => {

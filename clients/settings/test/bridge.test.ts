@@ -2,17 +2,14 @@
 // each page WebSocket is a daemon connection of its own, and the host's browser call.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { WebSocket } from "ws";
 import { CLOSE } from "../src/host/bridge.js";
 import { OPEN_PATH, TOKEN_HEADER, startHost } from "../src/host/host.js";
 import type { Host } from "../src/host/host.js";
-
-const ROOT = resolve(new URL("../../../../", import.meta.url).pathname);
-const PYTHON = join(ROOT, ".venv", "bin", "python");
+import { DAEMON_COMMAND, httpRequest, waitFor } from "./helpers.js";
 
 let host: Host;
 let dataDir: string;
@@ -21,7 +18,7 @@ const opened: string[] = [];
 before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "settings-bridge-"));
   host = await startHost({
-    daemonCommand: [PYTHON, "-m", "app_server"],
+    daemonCommand: DAEMON_COMMAND,
     dataDir,
     log: () => {},
     openExternal: (url) => {
@@ -87,15 +84,8 @@ test("a WebSocket from another origin, or with no Origin, is refused even with t
 
 test("a request naming another host (DNS rebinding) is refused", async () => {
   await assert.rejects(openBridge({ host: `evil.example:${host.port}`, origin: `http://evil.example:${host.port}` }), /HTTP 421/);
-  const status = await new Promise<number>((resolveStatus, reject) => {
-    const get = request({ host: "127.0.0.1", port: host.port, path: "/", headers: { Host: "evil.example" } }, (response) => {
-      response.resume();
-      resolveStatus(response.statusCode ?? 0);
-    });
-    get.once("error", reject);
-    get.end();
-  });
-  assert.equal(status, 421);
+  const answer = await httpRequest(host.port, "GET", "/", { Host: "evil.example" });
+  assert.equal(answer.status, 421);
 });
 
 test("each page WebSocket is its own daemon connection, initialized by the page", async () => {
@@ -128,18 +118,8 @@ test("a frame that is not one text message closes the page's connection", async 
 });
 
 test("the host opens only http(s) URLs, and only for the page", async () => {
-  const post = (body: string, headers: Record<string, string>): Promise<number> =>
-    new Promise((resolveStatus, reject) => {
-      const sent = request(
-        { host: "127.0.0.1", port: host.port, path: OPEN_PATH, method: "POST", headers },
-        (response) => {
-          response.resume();
-          resolveStatus(response.statusCode ?? 0);
-        },
-      );
-      sent.once("error", reject);
-      sent.end(body);
-    });
+  const post = async (body: string, headers: Record<string, string>): Promise<number> =>
+    (await httpRequest(host.port, "POST", OPEN_PATH, headers, body)).status;
   const page = { Origin: origin(), [TOKEN_HEADER]: host.token, "Content-Type": "application/json" };
   assert.equal(await post(JSON.stringify({ url: "https://login.example/authorize?x=1" }), page), 204);
   assert.equal(await post(JSON.stringify({ url: "file:///etc/passwd" }), page), 400);
@@ -148,12 +128,3 @@ test("the host opens only http(s) URLs, and only for the page", async () => {
   assert.equal(await post(JSON.stringify({ url: "https://a.example" }), { ...page, Origin: "http://evil.example" }), 403);
   assert.deepEqual(opened, ["https://login.example/authorize?x=1"]);
 });
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolveTick) => setImmediate(resolveTick));
-  const deadline = Date.now() + 5000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in 5 s");
-    await new Promise((resolveTick) => setTimeout(resolveTick, 10));
-  }
-}

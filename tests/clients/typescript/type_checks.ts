@@ -1,10 +1,10 @@
 // Compile-time checks of the generated bindings: each `@ts-expect-error` line must fail to type-check.
-import { ERROR_CODES } from "../../schemas/typescript/index.js";
+import { ERROR_CODES } from "../../../schemas/typescript/index.js";
 import type {
   ClientRequest, ClientResponseByMethod, ElicitationRequest, ElicitationResponse, ErrorDataByReason, ErrorReason,
   JsonRpcError, PromptGetResult, ServerMessage, ServerNotification, ServerRecord, SkipReason, ToolCallParams,
   ToolCallResult,
-} from "../../schemas/typescript/index.js";
+} from "../../../schemas/typescript/index.js";
 
 // @ts-expect-error threadId is required even though the daemon answers its absence with threadRequired
 export const noThread: ToolCallParams = { server: "fx", tool: "echo" };

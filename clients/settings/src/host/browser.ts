@@ -16,7 +16,11 @@ export function externalUrl(text: unknown): URL | undefined {
   }
 }
 
-/** The system browser: `open` on macOS, `xdg-open` elsewhere (Linux desktops), started detached. */
+/**
+ * The system browser: `open` on macOS, `xdg-open` elsewhere (Linux desktops), started detached. The URL becomes
+ * part of that process's command line, which every local user can read: never hand it a secret (the page itself
+ * is opened with a one-time code, `Host.openPage`).
+ */
 export const openInSystemBrowser: OpenExternal = (url) => {
   const command = process.platform === "darwin" ? "open" : "xdg-open";
   return new Promise<void>((resolve, reject) => {

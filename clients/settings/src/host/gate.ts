@@ -1,6 +1,7 @@
 // Who may talk to the host: only the page it served, on loopback, holding this run's token. Every HTTP request is
-// checked for its Host header (a DNS-rebinding page names another host), and every request that acts (the bridge,
-// opening the browser) also for its Origin and the token.
+// checked for its Host header (a DNS-rebinding page names another host), every request that acts (the bridge,
+// opening the browser) also for its Origin and the token, and the trade of a one-time code for the token for its
+// Origin (the code stands in for the token there).
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 
@@ -33,14 +34,21 @@ export class Gate {
     return { status: 421, reason: "the Host header does not name this loopback listener" };
   }
 
-  /** Host, Origin and token, for a request that acts: the bridge's upgrade or a host call. */
-  refusal(request: IncomingMessage, token: string | null | undefined): Refusal | undefined {
+  /** Host and Origin: the request comes from the page this host served (another site's page is refused). */
+  originRefusal(request: IncomingMessage): Refusal | undefined {
     const host = this.hostRefusal(request);
     if (host !== undefined) return host;
     const origin = request.headers.origin;
     if (origin === undefined || origin !== `http://${request.headers.host}`) {
       return { status: 403, reason: "the Origin is not the settings page" };
     }
+    return undefined;
+  }
+
+  /** Host, Origin and token, for a request that acts: the bridge's upgrade or a host call. */
+  refusal(request: IncomingMessage, token: string | null | undefined): Refusal | undefined {
+    const origin = this.originRefusal(request);
+    if (origin !== undefined) return origin;
     if (!this.tokenMatches(token)) return { status: 403, reason: "the token is missing or wrong" };
     return undefined;
   }

@@ -1,6 +1,7 @@
 // The reference desktop host (SPEC §12): it owns the daemon sidecar (spawned through the client runtime, restarted
 // if it crashes), serves the settings page on loopback, bridges each page to its own daemon connection, and opens
-// the system browser when the page asks for a login.
+// the system browser when the page asks for a login. The page gets this run's token from the URL the host prints,
+// or by trading the one-time code of `openPage` (nothing the host starts ever carries the token).
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
@@ -12,6 +13,7 @@ import type { SidecarExit } from "mcp-app-server-client";
 import { Bridge } from "./bridge.js";
 import { externalUrl, openInSystemBrowser } from "./browser.js";
 import type { OpenExternal } from "./browser.js";
+import { OneTimeCodes } from "./codes.js";
 import { Gate, newToken } from "./gate.js";
 import { PageFiles, securityHeaders } from "./pages.js";
 
@@ -21,6 +23,8 @@ export const HOST_INFO = { name: "mcp-app-server-settings-host", version: "0.1.0
 export const OPEN_PATH = "/host/open";
 /** The header that carries the token on host calls (a custom header also forces a CORS preflight elsewhere). */
 export const TOKEN_HEADER = "x-bridge-token";
+/** The page's trade of a one-time code (`{code}`) for this run's token (`{token}`). */
+export const SESSION_PATH = "/host/session";
 const MAX_BODY_BYTES = 16 * 1024;
 
 /** How to start a host. */
@@ -39,11 +43,15 @@ export interface HostOptions {
   readonly log?: ((line: string) => void) | undefined;
   /** A fixed token (tests); default: a fresh random one per run. */
   readonly token?: string | undefined;
+  /** How long a one-time code stays good (default `CODE_TTL_MS`). */
+  readonly codeTtlMs?: number | undefined;
+  /** The clock one-time codes expire by, in ms (tests); default `Date.now`. */
+  readonly clock?: (() => number) | undefined;
 }
 
 /** A running host. */
 export interface Host {
-  /** The page's URL, with the token in its fragment. */
+  /** The page's URL with the token in its fragment, for a person to open (print it; never pass it to a process). */
   readonly url: string;
   readonly port: number;
   readonly token: string;
@@ -53,6 +61,10 @@ export interface Host {
   readonly client: AppServerClient;
   /** Page connections open now. */
   pages(): number;
+  /** The page's URL with a fresh one-time code in its fragment (`/#code=…`): good for one page, for a short time. */
+  oneTimeUrl(): string;
+  /** Open the page in the browser (`openExternal`) with a one-time code, never the token. */
+  openPage(): Promise<void>;
   /** Stop serving, close the pages' connections and end the sidecar (stdin EOF); resolves when it has exited. */
   close(): Promise<void>;
 }
@@ -89,6 +101,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
 
   let port = 0;
   const gate = new Gate(token, () => port);
+  const codes = new OneTimeCodes(options.codeTtlMs, options.clock);
   const bridge = new Bridge(socketPath, gate, log);
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
@@ -109,6 +122,10 @@ export async function startHost(options: HostOptions): Promise<Host> {
       await openRequested(request, response);
       return;
     }
+    if (path === SESSION_PATH && request.method === "POST") {
+      await sessionRequested(request, response);
+      return;
+    }
     answer(response, 404, "not found");
   };
   const openRequested = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
@@ -119,7 +136,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
       return;
     }
     const body = await readBody(request);
-    const url = externalUrl(body === undefined ? undefined : parseUrlField(body));
+    const url = externalUrl(body === undefined ? undefined : field(body, "url"));
     if (url === undefined) {
       answer(response, 400, "expected {\"url\": an http(s) URL}");
       return;
@@ -127,6 +144,32 @@ export async function startHost(options: HostOptions): Promise<Host> {
     await openExternal(url.href);
     log(`opened a login page in the browser (${url.origin})`);
     answer(response, 204, "");
+  };
+  const sessionRequested = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    // The Origin first: another site's page cannot spend (or learn anything about) a code.
+    const refusal = gate.originRefusal(request);
+    if (refusal !== undefined) {
+      answer(response, refusal.status, refusal.reason);
+      return;
+    }
+    const body = await readBody(request);
+    const outcome = codes.redeem(body === undefined ? undefined : field(body, "code"));
+    if (outcome !== "ok") {
+      log(
+        outcome === "used"
+          ? "refused a one-time code that was already used: if you did not open the page twice, another program may have read it"
+          : `refused a one-time code (${outcome})`,
+      );
+      answer(response, 403, "the code is unknown, already used or expired: open the URL the host printed");
+      return;
+    }
+    const text = JSON.stringify({ token });
+    response.writeHead(200, {
+      "Content-Type": "application/json; charset=utf-8",
+      "Content-Length": Buffer.byteLength(text),
+      ...securityHeaders(""),
+    });
+    response.end(text);
   };
   server.on("upgrade", (request: IncomingMessage, socket, head: Buffer) => bridge.upgrade(request, socket, head));
 
@@ -139,13 +182,20 @@ export async function startHost(options: HostOptions): Promise<Host> {
   }
   port = (server.address() as AddressInfo).port;
   let closing: Promise<void> | undefined;
+  const origin = `http://127.0.0.1:${port}`;
+  const oneTimeUrl = (): string => `${origin}/#code=${codes.issue()}`;
   return {
-    url: `http://127.0.0.1:${port}/#token=${token}`,
+    url: `${origin}/#token=${token}`,
     port,
     token,
     socketPath,
     client,
     pages: () => bridge.size,
+    oneTimeUrl,
+    openPage: async () => {
+      await openExternal(oneTimeUrl());
+      log("opened the page in the browser with a one-time code");
+    },
     close() {
       closing ??= (async () => {
         bridge.close();
@@ -189,10 +239,11 @@ async function readBody(request: IncomingMessage): Promise<string | undefined> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function parseUrlField(body: string): unknown {
+/** One field of a JSON object body, or `undefined`. */
+function field(body: string, name: string): unknown {
   try {
     const parsed: unknown = JSON.parse(body);
-    return typeof parsed === "object" && parsed !== null ? (parsed as { url?: unknown }).url : undefined;
+    return typeof parsed === "object" && parsed !== null ? (parsed as { [key: string]: unknown })[name] : undefined;
   } catch {
     return undefined;
   }

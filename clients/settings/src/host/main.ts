@@ -2,7 +2,6 @@
 // `mcp-app-server-settings`: start the daemon and serve the settings page; prints the page's URL (with this run's
 // token) and runs until Ctrl-C.
 import { parseArgs } from "node:util";
-import { openInSystemBrowser } from "./browser.js";
 import { startHost } from "./host.js";
 
 const USAGE = `usage: mcp-app-server-settings [--data-dir DIR] [--daemon-command JSON] [--port N] [--open]
@@ -10,7 +9,7 @@ const USAGE = `usage: mcp-app-server-settings [--data-dir DIR] [--daemon-command
   --data-dir DIR         the daemon's data dir (default: the daemon's own default, the user's data dir)
   --daemon-command JSON  the daemon's argv as a JSON list (default: ["mcp-app-server"])
   --port N               the loopback port to serve on (default: a free one)
-  --open                 also open the page in the system browser`;
+  --open                 also open the page in the system browser (with a one-time code, never the token)`;
 
 function daemonCommand(text: string | undefined): string[] {
   if (text === undefined) return ["mcp-app-server"];
@@ -56,7 +55,7 @@ async function main(): Promise<number> {
   const host = await startHost({ daemonCommand: command, dataDir: values["data-dir"], port });
   const dataDir = host.client.initializeResult?.dataDir ?? "?";
   process.stdout.write(`mcp-app-server settings: ${host.url}\n  data dir: ${dataDir}\n  Ctrl-C stops it.\n`);
-  if (values.open) await openInSystemBrowser(host.url);
+  if (values.open) await host.openPage();
   let stopping = false;
   const stopped = new Promise<number>((resolve) => {
     const stop = (): void => {

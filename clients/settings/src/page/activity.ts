@@ -2,13 +2,17 @@
 // debugging a host against the daemon.
 import type { App } from "./app.js";
 import { h, replace } from "./dom.js";
+import type { ViewContext } from "./tabs.js";
 
 export class ActivityView {
   readonly element: HTMLElement;
   private readonly body = h("tbody");
   private scheduled = false;
 
-  constructor(private readonly app: App) {
+  private readonly app: App;
+
+  constructor({ app, hub }: ViewContext) {
+    this.app = app;
     this.element = h(
       "section",
       { className: "view", "aria-labelledby": "activity-heading" },
@@ -21,7 +25,7 @@ export class ActivityView {
         this.body,
       ),
     );
-    app.on("activity", () => {
+    hub.on("activity", () => {
       if (this.scheduled || !this.element.isConnected) return;
       this.scheduled = true;
       requestAnimationFrame(() => {

@@ -1,25 +1,19 @@
-// The page's state and its typed event bridge: the store's servers, their live status (refreshed when a startup
-// ends, a login completes or a catalog changes), the threads started here, and an activity log of every
-// notification. Views read it and listen to its topics; only this module listens to the client's notifications.
-import type {
-  AppServerClient,
-  ErrorInfo,
-  ServerRecord,
-  ServerStatus,
-  StartupStatusUpdated,
-  Thread,
-} from "mcp-app-server-client";
-import { describeError } from "./dom.js";
-
-/** What changed, for the views that show it. */
-export type Topic = "servers" | "threads" | "activity" | "resources" | "tools" | "notice";
+// The page's state: the store's servers, their live status (refreshed when a start ends, a login completes or a
+// catalog changes), the starts under way and how the last one of each server ended, the threads started here, and
+// an activity log of every notification. It learns everything from the hub (`hub.ts`) and says what changed there.
+import { AppServerError } from "mcp-app-server-client";
+import type { AppServerClient, ErrorInfo, ServerRecord, ServerStatus, StartupStatusUpdated, Thread } from "mcp-app-server-client";
+import { explain, serverFailure } from "./failure.js";
+import type { Failure } from "./failure.js";
+import type { EventHub } from "./hub.js";
+import type { RuntimeStatus, StartupState } from "./labels.js";
 
 /** How the last start of a server went, from `mcpServer/startupStatus/updated` (management connection). */
 export interface Startup {
-  readonly status: StartupStatusUpdated["status"];
+  readonly status: StartupState;
   readonly error: ErrorInfo | null;
   /** Every status of this start, in order: `starting`, then how it ended. */
-  readonly trail: readonly string[];
+  readonly trail: readonly StartupState[];
   /** How long it took, once it ended. */
   readonly ms: number | undefined;
   readonly since: number;
@@ -32,12 +26,6 @@ export interface Activity {
   readonly summary: string;
 }
 
-/** What the notice bar says. */
-export interface Notice {
-  readonly kind: "info" | "error";
-  readonly text: string;
-}
-
 const MAX_ACTIVITY = 200;
 const SUMMARY_CHARS = 400;
 
@@ -45,79 +33,40 @@ export class App {
   servers: ServerRecord[] = [];
   readonly statuses = new Map<string, ServerStatus>();
   readonly startups = new Map<string, Startup>();
+  /** The error of the last start this page asked for, per server (its data has the details a notification lacks). */
+  private readonly startErrors = new Map<string, AppServerError>();
   /** Logins under way: server name → loginId. */
   readonly logins = new Map<string, string>();
   readonly threads: Thread[] = [];
   readonly activity: Activity[] = [];
-  notice: Notice | undefined;
   dataDir = "";
-  private readonly listeners = new Map<Topic, Set<() => void>>();
+  private current: AppServerClient | undefined;
 
-  constructor(public client: AppServerClient) {}
-
-  /** Listen to the client's notifications (call once per client). */
-  bridge(client: AppServerClient): void {
-    this.client = client;
-    this.dataDir = client.initializeResult?.dataDir ?? "";
-    client.on("mcpServer/startupStatus/updated", (update) => {
-      this.log("mcpServer/startupStatus/updated", update);
-      if (update.threadId !== null) return;
-      this.startupChanged(update);
+  constructor(private readonly hub: EventHub) {
+    hub.on("connected", (client) => {
+      this.current = client;
+      this.dataDir = client.initializeResult?.dataDir ?? "";
+      this.startups.clear();
+      this.startErrors.clear();
     });
-    client.on("mcpServer/oauthLogin/completed", (done) => {
-      this.log("mcpServer/oauthLogin/completed", done);
+    hub.on("mcpServer/startupStatus/updated", (update) => {
+      if (update.threadId === null) this.startupChanged(update);
+    });
+    hub.on("mcpServer/oauthLogin/completed", (done) => {
       if (this.logins.get(done.name) === done.loginId) this.logins.delete(done.name);
-      this.say(
-        done.success ? "info" : "error",
-        done.success
-          ? `Logged in to ${done.name}.`
-          : `Login to ${done.name} failed: ${done.error?.reason ?? "unknown"}: ${done.error?.message ?? ""}`,
-      );
       void this.refreshStatuses();
     });
-    client.on("mcp:tools_updated", (update) => {
-      this.log("mcp:tools_updated", update);
+    hub.on("mcp:tools_updated", (update) => {
       if (update.threadId === null) void this.refreshStatuses();
-      this.emit("tools");
     });
-    client.on("mcp:resources_updated", (update) => {
-      this.log("mcp:resources_updated", update);
-      this.emit("resources");
-    });
-    client.on("mcp:resource_updated", (update) => this.log("mcp:resource_updated", update));
-    client.on("mcpServer/tool/progress", (update) => this.log("mcpServer/tool/progress", update));
-    client.on("serverRequest/resolved", (resolved) => this.log("serverRequest/resolved", resolved));
-    client.on("error", (error) => this.log("client error", describeError(error)));
+    hub.on("notification", ({ method, params }) => this.log(method, params));
+    hub.on("clientError", (error) => this.log("client error", explain(error).sentence));
   }
 
-  on(topic: Topic, listener: () => void): () => void {
-    let set = this.listeners.get(topic);
-    if (set === undefined) {
-      set = new Set();
-      this.listeners.set(topic, set);
-    }
-    set.add(listener);
-    return () => set.delete(listener);
-  }
-
-  emit(topic: Topic): void {
-    for (const listener of [...(this.listeners.get(topic) ?? [])]) listener();
-  }
-
-  /** Show a message in the notice bar. */
-  say(kind: Notice["kind"], text: string): void {
-    this.notice = { kind, text };
-    this.emit("notice");
-  }
-
-  /** Run an action, reporting its error in the notice bar; resolves with its result or undefined. */
-  async attempt<T>(what: string, action: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await action();
-    } catch (error) {
-      this.say("error", `${what}: ${describeError(error)}`);
-      return undefined;
-    }
+  /** The connection the page's requests go to. */
+  get client(): AppServerClient {
+    if (this.current === undefined) throw new Error("the page is not connected to the daemon yet");
+    return this.current;
   }
 
   /** Reload the store and the live status of every server. */
@@ -134,40 +83,75 @@ export class App {
     for await (const row of this.client.paginate("mcpServerStatus/list", { limit: 100 })) rows.push(row);
     this.statuses.clear();
     for (const row of rows) this.statuses.set(row.name, row);
-    this.emit("servers");
+    this.hub.changed("servers");
+  }
+
+  /**
+   * Start a server on the management connection; the row follows its startup notifications (starting →
+   * ready/failed). Resolves with why it did not start, or `undefined` once it is ready; never throws.
+   */
+  async start(name: string): Promise<Failure | undefined> {
+    this.startErrors.delete(name);
+    try {
+      await this.client.request("mcpServer/start", { name });
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof AppServerError)) return explain(error, `start ${name}`);
+      this.startErrors.set(name, error);
+      this.hub.changed("servers");
+      return serverFailure(name, error, { started: true, stderrTail: this.statuses.get(name)?.stderrTail });
+    } finally {
+      await this.refreshStatuses().catch(() => undefined);
+    }
+  }
+
+  /** Forget how the last start of `name` went (it was stopped or deleted). */
+  forgetStart(name: string): void {
+    this.startups.delete(name);
+    this.startErrors.delete(name);
   }
 
   /** The status a row shows: a start under way wins over the last status read. */
-  displayStatus(name: string): string {
+  displayStatus(name: string): RuntimeStatus {
     const startup = this.startups.get(name);
     const row = this.statuses.get(name);
     if (startup?.status === "starting") return "starting";
     return row?.runtimeStatus ?? (startup?.status === "failed" ? "failed" : "notStarted");
   }
 
-  /** The typed error a row shows: the failed start's, else the status row's last error. */
-  displayError(name: string): ErrorInfo | undefined {
+  /** Why a server is not running, as a sentence: its last start's error, else its status row's. */
+  failure(name: string): Failure | undefined {
     const startup = this.startups.get(name);
-    if (startup?.status === "failed" && startup.error !== null) return startup.error;
-    return this.statuses.get(name)?.lastError;
+    if (startup?.status === "starting") return undefined;
+    const row = this.statuses.get(name);
+    if (row?.runtimeStatus === "connected") return undefined;
+    const stderrTail = row?.stderrTail;
+    const asked = this.startErrors.get(name);
+    if (asked !== undefined) return serverFailure(name, asked, { started: true, stderrTail });
+    if (startup?.status === "failed" && startup.error !== null) {
+      return serverFailure(name, startup.error, { started: true, stderrTail });
+    }
+    const last = row?.lastError;
+    return last === undefined ? undefined : serverFailure(name, last, { started: false, stderrTail });
   }
 
   addThread(thread: Thread): void {
     this.threads.unshift(thread);
-    this.emit("threads");
+    this.hub.changed("threads");
   }
 
   log(method: string, params: unknown): void {
     const text = typeof params === "string" ? params : JSON.stringify(params);
     this.activity.unshift({ at: new Date(), method, summary: text.slice(0, SUMMARY_CHARS) });
     this.activity.length = Math.min(this.activity.length, MAX_ACTIVITY);
-    this.emit("activity");
+    this.hub.changed("activity");
   }
 
   private startupChanged(update: StartupStatusUpdated): void {
     const now = performance.now();
     const previous = this.startups.get(update.name);
     const fresh = update.status === "starting" || previous === undefined;
+    if (update.status === "starting") this.startErrors.delete(update.name);
     this.startups.set(update.name, {
       status: update.status,
       error: update.error,
@@ -175,7 +159,7 @@ export class App {
       ms: fresh ? undefined : now - previous.since,
       since: fresh ? now : previous.since,
     });
-    this.emit("servers");
-    if (update.status !== "starting") void this.refreshStatuses().then(() => this.emit("tools"));
+    this.hub.changed("servers");
+    if (update.status !== "starting") void this.refreshStatuses();
   }
 }

@@ -1,8 +1,11 @@
 // Import servers from another app's config, and sync the store into apps' live configs. Both show a dry run first;
-// the button that writes is enabled only after a dry run of the same choice.
+// the button that writes is enabled only after a dry run of the same choice. Imported servers that are enabled are
+// started, as any server saved enabled is.
 import type { ImportFromAppParams, ImportFromAppResult, SyncAllToLiveResult } from "mcp-app-server-client";
 import type { App } from "./app.js";
-import { describeError, errorDetails, field, h, replace, uid } from "./dom.js";
+import type { Banner } from "./banner.js";
+import { field, h, replace, uid } from "./dom.js";
+import { explain, failureView } from "./failure.js";
 
 type AppId = ImportFromAppParams["app"];
 
@@ -18,6 +21,7 @@ export const APPS: readonly { readonly id: AppId; readonly label: string }[] = [
 export class AppsPanel {
   constructor(
     private readonly app: App,
+    private readonly banner: Banner,
     private readonly slot: HTMLElement,
   ) {}
 
@@ -49,10 +53,19 @@ export class AppsPanel {
         } else {
           reset();
           await this.app.refreshServers();
-          this.app.say("info", `Imported ${answer.imported.length} server(s).`);
+          const enabled = this.app.servers.filter((server) => server.enabled && answer.imported.includes(server.name));
+          this.banner.say(
+            "info",
+            `Imported ${answer.imported.length} server(s)${enabled.length === 0 ? "" : `; starting ${enabled.map((server) => server.name).join(", ")}`}.`,
+          );
+          for (const server of enabled) {
+            void this.app.start(server.name).then((failure) => {
+              if (failure !== undefined) this.banner.say("error", failure);
+            });
+          }
         }
       } catch (error) {
-        replace(result, h("p", { className: "error" }, describeError(error)), errorDetails(error));
+        replace(result, failureView(explain(error)));
       }
     };
     importButton.addEventListener("click", () => {
@@ -95,9 +108,9 @@ export class AppsPanel {
         replace(result, syncSummary(answer, dryRun));
         previewed = dryRun ? JSON.stringify(apps) : "";
         writeButton.disabled = !dryRun;
-        if (!dryRun) this.app.say("info", "Synced the apps' live configs.");
+        if (!dryRun) this.banner.say("info", "Synced the apps' live configs.");
       } catch (error) {
-        replace(result, h("p", { className: "error" }, describeError(error)), errorDetails(error));
+        replace(result, failureView(explain(error)));
       }
     };
     writeButton.addEventListener("click", () => {

@@ -1,20 +1,59 @@
 // The page's side of the bridge: a `Transport` of the client runtime over a browser WebSocket (one JSON-RPC message
-// per text frame), and the token the host printed, taken from the URL's fragment and then hidden from the address bar.
+// per text frame), and this run's token: from the URL the host printed (`#token=`), or traded once for the one-time
+// code the host opened the browser with (`#code=`); either way then hidden from the address bar.
 import { AppServerClient } from "mcp-app-server-client";
 import type { Transport, TransportReceiver } from "mcp-app-server-client";
 
 const TOKEN_KEY = "mcp-app-server-settings-token";
 
-/** This run's token: from `#token=` (then removed from the address bar), else from this tab's earlier load. */
-export function takeToken(): string | undefined {
+/** The host's trade of a one-time code for the token (`src/host/host.ts`, SESSION_PATH). */
+const SESSION_PATH = "/host/session";
+
+/** This run's token, or why the page has none. */
+export type Session = { readonly token: string } | { readonly problem: string };
+
+/**
+ * This run's token: from `#token=`, or traded for `#code=` (both then removed from the address bar), else from this
+ * tab's earlier load.
+ */
+export async function takeSession(): Promise<Session> {
   const fragment = new URLSearchParams(location.hash.slice(1));
   const token = fragment.get("token");
-  if (token !== null) {
-    sessionStorage.setItem(TOKEN_KEY, token);
-    history.replaceState(null, "", location.pathname + location.search);
-    return token;
+  const code = fragment.get("code");
+  if (token !== null || code !== null) history.replaceState(null, "", location.pathname + location.search);
+  if (token !== null) return keep(token);
+  if (code !== null) {
+    const traded = await trade(code);
+    if (traded !== undefined) return keep(traded);
+    return {
+      problem:
+        "This link was already used or has expired (it opens one page, once, shortly after the host made it). Open the URL the host printed, or start it again with --open.",
+    };
   }
-  return sessionStorage.getItem(TOKEN_KEY) ?? undefined;
+  const kept = sessionStorage.getItem(TOKEN_KEY);
+  if (kept !== null) return { token: kept };
+  return { problem: "This page needs the URL the host printed (it carries this run's token)." };
+}
+
+function keep(token: string): Session {
+  sessionStorage.setItem(TOKEN_KEY, token);
+  return { token };
+}
+
+async function trade(code: string): Promise<string | undefined> {
+  try {
+    const response = await fetch(SESSION_PATH, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ code }),
+    });
+    if (!response.ok) return undefined;
+    const answer: unknown = await response.json();
+    const token = typeof answer === "object" && answer !== null ? (answer as { token?: unknown }).token : undefined;
+    return typeof token === "string" ? token : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A transport on an open WebSocket. */

@@ -1,5 +1,4 @@
-// A few DOM helpers: building elements, bounding what reaches the DOM, and formatting sizes and errors.
-import { AppServerError, ProtocolViolation } from "mcp-app-server-client";
+// A few DOM helpers: building elements, bounding what reaches the DOM, and formatting sizes.
 
 type Child = Node | string | number | null | undefined | false | readonly Child[];
 type Handler = (event: Event) => void;
@@ -76,30 +75,6 @@ export function formatBytes(bytes: number): string {
 export function base64Bytes(data: string): number {
   const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
   return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
-}
-
-/** An error in one line: the typed reason first, then the message. */
-export function describeError(error: unknown): string {
-  if (error instanceof AppServerError) return `${error.reason}: ${error.message}`;
-  if (error instanceof ProtocolViolation) return `protocol violation: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** The details an error carries, as list items (validation issues, missing variables, ...). */
-export function errorDetails(error: unknown): HTMLElement | null {
-  if (!(error instanceof AppServerError)) return null;
-  const data = error.data as unknown as { readonly [key: string]: unknown };
-  const issues = Array.isArray(data.errors) ? (data.errors as { path?: unknown; message?: unknown }[]) : [];
-  const extra = Object.entries(data).filter(([key]) => key !== "reason" && key !== "errors");
-  if (issues.length === 0 && extra.length === 0) return null;
-  return h(
-    "ul",
-    { className: "error-details" },
-    issues.map((issue) => h("li", null, `${String(issue.path ?? "")}: ${String(issue.message ?? "")}`)),
-    extra.map(([key, value]) =>
-      h("li", null, `${key}: ${(typeof value === "string" ? value : JSON.stringify(value)).slice(0, 500)}`),
-    ),
-  );
 }
 
 let uniqueCounter = 0;

@@ -2,14 +2,19 @@
 import type { PromptView } from "mcp-app-server-client";
 import type { App } from "./app.js";
 import { contentBlock } from "./content.js";
-import { describeError, errorDetails, field, h, replace } from "./dom.js";
+import { field, h, replace } from "./dom.js";
+import { explain, failureView } from "./failure.js";
+import type { ViewContext } from "./tabs.js";
 
 export class PromptsView {
   readonly element: HTMLElement;
   private readonly listing = h("div", { className: "results", "data-role": "prompt-list" });
   private readonly detail = h("div", { className: "detail", "data-role": "prompt-detail", "aria-live": "polite" });
 
-  constructor(private readonly app: App) {
+  private readonly app: App;
+
+  constructor({ app }: ViewContext) {
+    this.app = app;
     this.element = h(
       "section",
       { className: "view", "aria-labelledby": "prompts-heading" },
@@ -49,7 +54,7 @@ export class PromptsView {
             ),
       );
     } catch (error) {
-      replace(this.listing, h("p", { className: "error" }, describeError(error)));
+      replace(this.listing, failureView(explain(error)));
     }
   }
 
@@ -76,7 +81,7 @@ export class PromptsView {
           ),
         );
       } catch (error) {
-        replace(output, h("p", { className: "error" }, describeError(error)), errorDetails(error));
+        replace(output, failureView(explain(error)));
       }
     };
     replace(

@@ -3,8 +3,11 @@
 // and subscriptions, with each `mcp:resource_updated` counted on its row.
 import type { ResourceTemplateView, ResourceView } from "mcp-app-server-client";
 import type { App } from "./app.js";
+import type { Banner } from "./banner.js";
 import { resourceContent } from "./content.js";
-import { describeError, errorDetails, formatBytes, h, replace } from "./dom.js";
+import { formatBytes, h, replace } from "./dom.js";
+import { explain, failureView } from "./failure.js";
+import type { ViewContext } from "./tabs.js";
 
 interface Subscription {
   readonly server: string;
@@ -24,7 +27,12 @@ export class ResourcesView {
   private readonly subscriptionList = h("div", { "data-role": "subscriptions" });
   private readonly subscriptions = new Map<string, Subscription>();
 
-  constructor(private readonly app: App) {
+  private readonly app: App;
+  private readonly banner: Banner;
+
+  constructor({ app, hub, banner }: ViewContext) {
+    this.app = app;
+    this.banner = banner;
     this.element = h(
       "section",
       { className: "view", "aria-labelledby": "resources-heading" },
@@ -41,25 +49,22 @@ export class ResourcesView {
       this.subscriptionList,
     );
     this.context.addEventListener("change", () => this.shown());
-    app.on("threads", () => this.fillContexts());
-    app.on("resources", () => {
-      if (this.element.isConnected) this.shown();
+    hub.on("threads", () => this.fillContexts());
+    hub.on("mcp:resources_updated", () => this.shown());
+    // A new connection has no subscriptions (they belonged to the one that ended).
+    hub.on("connected", () => {
+      this.subscriptions.clear();
+      this.renderSubscriptions();
     });
-    this.fillContexts();
-    this.renderSubscriptions();
-  }
-
-  /** Listen for updates of subscribed resources (once per client). */
-  bridge(): void {
-    this.subscriptions.clear();
-    this.renderSubscriptions();
-    this.app.client.on("mcp:resource_updated", (update) => {
+    hub.on("mcp:resource_updated", (update) => {
       const subscription = this.subscriptions.get(key(update.server, update.uri, update.threadId));
       if (subscription === undefined) return;
       subscription.updates += 1;
       subscription.last = new Date();
       this.renderSubscriptions();
     });
+    this.fillContexts();
+    this.renderSubscriptions();
   }
 
   shown(): void {
@@ -112,7 +117,7 @@ export class ResourcesView {
           : h("ul", { className: "plain" }, templates.map((template) => this.templateItem(template))),
       );
     } catch (error) {
-      replace(this.listing, h("p", { className: "error" }, describeError(error)), errorDetails(error));
+      replace(this.listing, failureView(explain(error)));
     }
   }
 
@@ -197,14 +202,14 @@ export class ResourcesView {
         result.contents.map((content) => resourceContent(content)),
       );
     } catch (error) {
-      replace(this.preview, h("p", { className: "error" }, describeError(error)), errorDetails(error));
+      replace(this.preview, failureView(explain(error)));
     }
   }
 
   private async toggleSubscription(server: string, uri: string, threadId: string | null): Promise<void> {
     const id = key(server, uri, threadId);
     const params = { server, uri, ...(threadId === null ? {} : { threadId }) };
-    const ok = await this.app.attempt(this.subscriptions.has(id) ? "Unsubscribe" : "Subscribe", async () => {
+    const ok = await this.banner.attempt(`${this.subscriptions.has(id) ? "unsubscribe from" : "subscribe to"} ${uri}`, async () => {
       if (this.subscriptions.has(id)) {
         await this.app.client.request("mcpResource/unsubscribe", params);
         this.subscriptions.delete(id);

@@ -1,12 +1,16 @@
 // Add and edit a server, losslessly: the form starts from the config `mcpServer/list` gave (secrets read back as
 // "***"), changes only the fields it shows, and sends every other field back as it came (shown as JSON under
 // "Other fields"). A "***" left in place keeps the stored value; the daemon answers `redactedValue` when a kept
-// secret would follow the server to a new destination, and the form says which value to enter again.
+// secret would follow the server to a new destination, and the form says which value to enter again. The name rule
+// is checked as the name is typed, before anything is sent; a server saved enabled is started.
 import { AppServerError } from "mcp-app-server-client";
 import type { McpServerConfig, ServerRecord } from "mcp-app-server-client";
 import type { App } from "./app.js";
-import { describeError, errorDetails, field, h, replace, uid } from "./dom.js";
 import { APPS } from "./apps.js";
+import type { Banner } from "./banner.js";
+import { field, h, replace, uid } from "./dom.js";
+import { explain, failureView } from "./failure.js";
+import { SERVER_NAME_RULE, serverNameProblem } from "./names.js";
 
 type Json = { [key: string]: unknown };
 
@@ -101,6 +105,7 @@ function setOrDelete(target: Json, key: string, value: unknown): void {
 export class ServerForm {
   constructor(
     private readonly app: App,
+    private readonly banner: Banner,
     private readonly slot: HTMLElement,
   ) {}
 
@@ -115,7 +120,20 @@ export class ServerForm {
     const oauth = record("oauth") as Json | undefined;
     const apps = (record("apps") ?? {}) as { [app: string]: unknown };
 
-    const name = h("input", { type: "text", required: true, value: server?.name ?? "", readonly: editing, pattern: "[A-Za-z0-9_-]{1,24}", spellcheck: "false" });
+    const name = h("input", { type: "text", required: true, value: server?.name ?? "", readonly: editing, spellcheck: "false", autocomplete: "off" });
+    const nameError = h("span", { className: "field-error", id: uid("name-error"), role: "alert", "data-role": "name-error" });
+    /** The name's problem shown under it (`undefined`: none); nothing is sent while there is one. */
+    const checkName = (): string | undefined => {
+      const problem = editing ? undefined : serverNameProblem(name.value.trim());
+      nameError.textContent = problem ?? "";
+      name.setAttribute("aria-invalid", problem === undefined ? "false" : "true");
+      return problem;
+    };
+    // Said while typing once the person has typed something (an empty name is said on submit).
+    name.addEventListener("input", () => {
+      if (name.value !== "") checkName();
+      else nameError.textContent = "";
+    });
     const isHttp = original.type === "http";
     const transportName = uid("transport");
     const stdioRadio = h("input", { type: "radio", name: transportName, value: "stdio", checked: !isHttp, id: uid("t") });
@@ -232,6 +250,10 @@ export class ServerForm {
 
     const save = async (): Promise<void> => {
       replace(errors);
+      if (checkName() !== undefined) {
+        name.focus();
+        return;
+      }
       let config: McpServerConfig;
       try {
         config = build();
@@ -239,12 +261,12 @@ export class ServerForm {
         replace(errors, (error as Error).message);
         return;
       }
+      let saved: ServerRecord;
       try {
-        if (server === undefined) {
-          await this.app.client.request("mcpServer/create", { name: name.value.trim(), config });
-        } else {
-          await this.app.client.request("mcpServer/update", { name: server.name, config, expectedRevision: server.revision });
-        }
+        saved =
+          server === undefined
+            ? (await this.app.client.request("mcpServer/create", { name: name.value.trim(), config })).server
+            : (await this.app.client.request("mcpServer/update", { name: server.name, config, expectedRevision: server.revision })).server;
       } catch (error) {
         const hint =
           error instanceof AppServerError && error.is("redactedValue")
@@ -252,14 +274,23 @@ export class ServerForm {
             : error instanceof AppServerError && error.is("revisionMismatch")
               ? h("p", null, "The server changed since this form was opened: close it and edit again.")
               : null;
-        replace(errors, h("p", null, h("strong", null, "Not saved. "), describeError(error)), hint, errorDetails(error));
+        replace(errors, h("p", null, h("strong", null, "Not saved.")), failureView(explain(error)), hint);
         return;
       }
       this.close();
-      this.app.say("info", `${server === undefined ? "Added" : "Saved"} ${server?.name ?? name.value.trim()}.`);
-      await this.app.attempt("Refresh", () => this.app.refreshServers());
+      const done = `${server === undefined ? "Added" : "Saved"} ${saved.name}`;
+      this.banner.say("info", `${done}${saved.enabled ? "; starting it…" : "."}`);
+      await this.banner.attempt("refresh the servers", () => this.app.refreshServers());
+      if (!saved.enabled) return;
+      // Enabled means running: a new server is started, an edited one restarted with its new config (the daemon
+      // restarts a running one itself; a start of a live server with this config only reports it ready).
+      const failure = await this.app.start(saved.name);
+      this.banner.say(failure === undefined ? "info" : "error", failure ?? `${done}; it is ready.`);
     };
 
+    const nameField = field("Name", name, editing ? "A server's name cannot change." : SERVER_NAME_RULE);
+    nameField.append(nameError);
+    name.setAttribute("aria-describedby", `${name.getAttribute("aria-describedby") ?? ""} ${nameError.id}`.trim());
     const heading = editing ? `Edit ${server.name}` : "Add a server";
     const headingId = uid("form-heading");
     const form = h(
@@ -277,7 +308,7 @@ export class ServerForm {
         },
       },
       h("h3", { id: headingId }, heading),
-      field("Name", name, editing ? "A server's name cannot change." : "1–24 letters, digits, - or _."),
+      nameField,
       h(
         "fieldset",
         { className: "inline" },

@@ -1,30 +1,17 @@
-// The server list: every stored server with its live status (starting → ready/failed with the typed error, from
-// `mcpServer/startupStatus/updated`), its auth state, and the actions on it: start/stop, enable, log in, edit,
-// delete. Add/edit, import and sync open in the panel above the list.
+// The server list: every stored server with its live status (starting → ready, or failed with a sentence saying
+// why, from `mcpServer/startupStatus/updated` and the typed error), its auth state, and the actions on it:
+// start/stop, enable (which starts it), log in, edit, delete. Add/edit, import and sync open in the panel above the
+// list.
 import type { ServerRecord } from "mcp-app-server-client";
 import type { App } from "./app.js";
 import { AppsPanel } from "./apps.js";
+import type { Banner } from "./banner.js";
 import { h, replace } from "./dom.js";
-import { ServerForm } from "./server-form.js";
+import { explainInfo, failureView } from "./failure.js";
 import { openExternal } from "./host.js";
-
-const AUTH_LABEL: { readonly [auth: string]: string } = {
-  unknown: "unknown",
-  unsupported: "none",
-  notLoggedIn: "not logged in",
-  bearerToken: "bearer token",
-  oAuth: "OAuth",
-};
-
-const STATUS_LABEL: { readonly [status: string]: string } = {
-  notStarted: "not started",
-  starting: "starting",
-  connected: "ready",
-  authenticationRequired: "login needed",
-  failed: "failed",
-  cancelled: "cancelled",
-  disabled: "disabled",
-};
+import { AUTH_STATUS_LABEL, RUNTIME_STATUS_LABEL, STARTUP_STATE_LABEL } from "./labels.js";
+import { ServerForm } from "./server-form.js";
+import type { ViewContext } from "./tabs.js";
 
 export class ServersView {
   readonly element: HTMLElement;
@@ -33,9 +20,14 @@ export class ServersView {
   private readonly form: ServerForm;
   private readonly apps: AppsPanel;
 
-  constructor(private readonly app: App) {
-    this.form = new ServerForm(app, this.panel);
-    this.apps = new AppsPanel(app, this.panel);
+  private readonly app: App;
+  private readonly banner: Banner;
+
+  constructor({ app, hub, banner }: ViewContext) {
+    this.app = app;
+    this.banner = banner;
+    this.form = new ServerForm(app, banner, this.panel);
+    this.apps = new AppsPanel(app, banner, this.panel);
     this.element = h(
       "section",
       { className: "view", "aria-labelledby": "servers-heading" },
@@ -46,7 +38,7 @@ export class ServersView {
         h("button", { type: "button", className: "primary", onclick: () => this.form.open() }, "Add server"),
         h("button", { type: "button", onclick: () => this.apps.openImport() }, "Import from app…"),
         h("button", { type: "button", onclick: () => this.apps.openSync() }, "Sync to apps…"),
-        h("button", { type: "button", onclick: () => void app.attempt("Refresh", () => app.refreshServers()) }, "Refresh"),
+        h("button", { type: "button", onclick: () => void banner.attempt("refresh the servers", () => app.refreshServers()) }, "Refresh"),
       ),
       this.panel,
       h(
@@ -67,7 +59,12 @@ export class ServersView {
         this.body,
       ),
     );
-    app.on("servers", () => this.render());
+    hub.on("servers", () => this.render());
+    hub.on("mcpServer/oauthLogin/completed", (done) => {
+      if (done.success) this.banner.say("info", `Logged in to ${done.name}.`);
+      else if (done.error !== null) this.banner.say("error", explainInfo(done.error, `log in to ${done.name}`));
+      else this.banner.say("error", `The login to ${done.name} failed.`);
+    });
   }
 
   render(): void {
@@ -84,7 +81,7 @@ export class ServersView {
     const name = server.name;
     const status = app.displayStatus(name);
     const row = app.statuses.get(name);
-    const error = app.displayError(name);
+    const failure = app.failure(name);
     const startup = app.startups.get(name);
     const config = server.config;
     const transport =
@@ -123,9 +120,12 @@ export class ServersView {
           "aria-label": `Enable ${name}`,
           onchange: (event: Event) => {
             const enabled = (event.target as HTMLInputElement).checked;
-            void app.attempt(`Enable ${name}`, async () => {
+            void this.banner.attempt(`${enabled ? "enable" : "disable"} ${name}`, async () => {
               await app.client.request("mcpServer/enabled/set", { name, enabled });
               await app.refreshServers();
+              if (!enabled) return;
+              const failure = await app.start(name);
+              this.banner.say(failure === undefined ? "info" : "error", failure ?? `${name} is enabled and ready.`);
             });
           },
         }),
@@ -133,17 +133,15 @@ export class ServersView {
       h(
         "td",
         { className: "status" },
-        h("span", { className: `badge status-${status}`, "data-role": "status" }, STATUS_LABEL[status] ?? status),
+        h("span", { className: `badge status-${status}`, "data-role": "status" }, RUNTIME_STATUS_LABEL[status]),
         startup === undefined
           ? null
           : h(
               "span",
               { className: "trail", "data-role": "trail" },
-              ` ${startup.trail.join(" → ")}${startup.ms === undefined ? "" : ` in ${(startup.ms / 1000).toFixed(1)} s`}`,
+              ` ${startup.trail.map((state) => STARTUP_STATE_LABEL[state]).join(" → ")}${startup.ms === undefined ? "" : ` in ${(startup.ms / 1000).toFixed(1)} s`}`,
             ),
-        error === undefined
-          ? null
-          : h("div", { className: "error", "data-role": "error" }, h("strong", null, error.reason), `: ${error.message}`),
+        failure === undefined ? null : h("div", { className: "error", "data-role": "error" }, failureView(failure)),
         row?.stderrTail
           ? h("details", null, h("summary", null, "stderr"), h("pre", { className: "text small" }, row.stderrTail.slice(-4000)))
           : null,
@@ -151,7 +149,7 @@ export class ServersView {
       h(
         "td",
         { "data-role": "auth" },
-        AUTH_LABEL[row?.authStatus ?? "unknown"] ?? row?.authStatus,
+        AUTH_STATUS_LABEL[row?.authStatus ?? "unknown"],
         loginPending ? h("div", { className: "note" }, "login in the browser…") : null,
       ),
       h("td", null, status === "connected" ? String(toolCount) : "—"),
@@ -168,36 +166,34 @@ export class ServersView {
     );
   }
 
+  /** The Start button: the row follows the start; the banner says how it ended. */
   private start(name: string): void {
-    void this.app.attempt(`Start ${name}`, async () => {
-      await this.app.client.request("mcpServer/start", { name });
-      this.app.say("info", `${name} is ready.`);
-    });
+    void this.app.start(name).then((failure) => this.banner.say(failure === undefined ? "info" : "error", failure ?? `${name} is ready.`));
   }
 
   private stop(name: string): void {
-    void this.app.attempt(`Stop ${name}`, async () => {
+    void this.banner.attempt(`stop ${name}`, async () => {
       await this.app.client.request("mcpServer/stop", { name });
-      this.app.startups.delete(name);
+      this.app.forgetStart(name);
       await this.app.refreshStatuses();
     });
   }
 
   private logIn(name: string): void {
-    void this.app.attempt(`Log in to ${name}`, async () => {
+    void this.banner.attempt(`log in to ${name}`, async () => {
       const login = await this.app.client.request("mcpServer/oauth/login", { name });
       this.app.logins.set(name, login.loginId);
-      this.app.emit("servers");
+      this.render();
       await openExternal(login.authorizationUrl);
-      this.app.say("info", `Finish the login to ${name} in your browser.`);
+      if (this.app.logins.get(name) === login.loginId) this.banner.say("info", `Finish the login to ${name} in your browser.`);
     });
   }
 
   private remove(name: string): void {
     if (!window.confirm(`Delete the server ${name}? Its stored secrets and credentials are deleted too.`)) return;
-    void this.app.attempt(`Delete ${name}`, async () => {
+    void this.banner.attempt(`delete ${name}`, async () => {
       await this.app.client.request("mcpServer/delete", { name });
-      this.app.startups.delete(name);
+      this.app.forgetStart(name);
       await this.app.refreshServers();
     });
   }

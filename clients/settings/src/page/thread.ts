@@ -1,10 +1,16 @@
 // A small thread view, the one place the page executes a tool (tools run only in a thread, SPEC §3): start a
-// thread with some servers, call one of its tools with JSON arguments, and see the result with its projection.
-// An elicitation during the call opens the global modal; progress and how each form was resolved show here.
+// thread with some servers, call one of its tools with JSON arguments (starting from its schema's defaults), and
+// see the result with its projection. An elicitation during the call opens the global modal; progress (with its
+// numbers and message) and how each form was resolved show here.
 import type { Thread, ToolCallResult, ToolView } from "mcp-app-server-client";
+import { defaultArguments } from "./arguments.js";
 import type { App } from "./app.js";
+import type { Banner } from "./banner.js";
 import { contentBlock, projection } from "./content.js";
-import { boundedJson, describeError, errorDetails, field, h, replace, uid } from "./dom.js";
+import { boundedJson, field, h, replace, uid } from "./dom.js";
+import { explain, failureView } from "./failure.js";
+import { REASON_LABEL, RESOLVED_ACTION_LABEL, RUNTIME_STATUS_LABEL } from "./labels.js";
+import type { ViewContext } from "./tabs.js";
 
 export class ThreadView {
   readonly element: HTMLElement;
@@ -16,14 +22,22 @@ export class ThreadView {
   private readonly timeout = h("input", { type: "number", id: "thread-timeout", min: 1, max: 300000 });
   private readonly callButton = h("button", { type: "submit", className: "primary", disabled: true }, "Call tool");
   private readonly cancelButton = h("button", { type: "button", disabled: true }, "Cancel call");
-  private readonly progress = h("progress", { "data-role": "progress", hidden: true, max: 1, value: 0 });
+  private readonly argsHint = h("p", { className: "hint field-hint", id: uid("args-hint"), "data-role": "args-hint" });
+  private readonly progress = h("progress", { "data-role": "progress", max: 1, value: 0 });
+  private readonly progressText = h("span", { className: "meta", "data-role": "progress-text" });
+  private readonly progressBox = h("span", { className: "progress", hidden: true }, this.progress, this.progressText);
   private readonly output = h("div", { className: "result", "data-role": "call-result", "aria-live": "polite" });
   private readonly resolved = h("ul", { className: "plain", "data-role": "resolved" });
   private thread: Thread | undefined;
   private tools: ToolView[] = [];
   private inFlight: AbortController | undefined;
 
-  constructor(private readonly app: App) {
+  private readonly app: App;
+  private readonly banner: Banner;
+
+  constructor({ app, hub, banner }: ViewContext) {
+    this.app = app;
+    this.banner = banner;
     this.element = h(
       "section",
       { className: "view", "aria-labelledby": "thread-heading" },
@@ -60,8 +74,9 @@ export class ThreadView {
         },
         field("Tool", this.tool),
         field("Arguments (JSON)", this.args),
+        this.argsHint,
         field("Timeout (ms)", this.timeout, "Empty: the server's tool timeout."),
-        h("div", { className: "actions" }, this.callButton, this.cancelButton, this.progress),
+        h("div", { className: "actions" }, this.callButton, this.cancelButton, this.progressBox),
       ),
       this.output,
       h("h3", null, "Forms answered in this thread"),
@@ -69,26 +84,32 @@ export class ThreadView {
     );
     this.tool.addEventListener("change", () => this.prefillArguments());
     this.cancelButton.addEventListener("click", () => this.inFlight?.abort());
-    app.on("servers", () => this.fillServers());
-  }
-
-  /** Listen for this thread's progress and resolved forms (once per client). */
-  bridge(): void {
-    this.app.client.on("mcpServer/tool/progress", (update) => {
+    this.args.setAttribute("aria-describedby", this.argsHint.id);
+    hub.on("servers", () => this.fillServers());
+    hub.on("mcpServer/tool/progress", (update) => {
       if (update.threadId !== this.thread?.id || this.inFlight === undefined) return;
-      this.progress.hidden = false;
-      this.progress.max = update.total ?? Math.max(update.progress, 1);
-      this.progress.value = update.progress;
-      this.progress.setAttribute("aria-label", update.message ?? `progress ${update.progress}`);
+      // The bar shows how far; the text says the numbers and what the server says it is doing.
+      const numbers = update.total === undefined ? `${update.progress}` : `${update.progress} / ${update.total}`;
+      const text = update.message === undefined ? numbers : `${numbers} — ${update.message}`;
+      this.progressBox.hidden = false;
+      if (update.total === undefined) this.progress.removeAttribute("value");
+      else {
+        this.progress.max = update.total;
+        this.progress.value = update.progress;
+      }
+      this.progress.setAttribute("aria-valuetext", text);
+      this.progressText.textContent = text;
     });
-    this.app.client.on("serverRequest/resolved", (resolved) => {
+    hub.on("serverRequest/resolved", (resolved) => {
       if (resolved.threadId !== this.thread?.id) return;
       this.resolved.prepend(
         h(
           "li",
           { "data-action": resolved.action },
-          `${new Date().toLocaleTimeString()}: ${resolved.action}`,
-          resolved.reason === undefined ? "" : ` (${resolved.reason}: ${(resolved.errors ?? []).map((e) => `${e.path} ${e.message}`).join("; ")})`,
+          `${new Date().toLocaleTimeString()}: ${RESOLVED_ACTION_LABEL[resolved.action]}`,
+          resolved.reason === undefined
+            ? ""
+            : ` (${REASON_LABEL[resolved.reason]}: ${(resolved.errors ?? []).map((e) => `${e.path} ${e.message}`).join("; ")})`,
         ),
       );
     });
@@ -117,7 +138,7 @@ export class ThreadView {
   private async start(): Promise<void> {
     const servers = [...this.serverChoices.querySelectorAll<HTMLInputElement>("input:checked")].map((box) => box.value);
     const name = this.threadName.value.trim();
-    const started = await this.app.attempt("Start a thread", () =>
+    const started = await this.banner.attempt("start a thread", () =>
       this.app.client.request("thread/start", { servers, ...(name === "" ? {} : { name }) }),
     );
     if (started === undefined) return;
@@ -149,7 +170,7 @@ export class ThreadView {
                 h(
                   "span",
                   { className: `badge status-${row.runtimeStatus}`, "data-server": row.name },
-                  `${row.name}: ${row.runtimeStatus}${row.lastError ? ` (${row.lastError.reason})` : ""}`,
+                  `${row.name}: ${RUNTIME_STATUS_LABEL[row.runtimeStatus]}${row.lastError ? ` (${row.lastError.message})` : ""}`,
                 ),
               ),
         ),
@@ -158,18 +179,21 @@ export class ThreadView {
       this.callButton.disabled = this.tools.length === 0;
       this.prefillArguments();
     } catch (error) {
-      replace(this.threadInfo, h("p", { className: "error" }, describeError(error)), errorDetails(error));
+      replace(this.threadInfo, failureView(explain(error, "list the thread's tools")));
     }
   }
 
+  /** The arguments start from the schema's defaults; the hint names what has none and must be filled in. */
   private prefillArguments(): void {
     const tool = this.tools.find((candidate) => candidate.name === this.tool.value);
-    const properties = (tool?.inputSchema.properties ?? {}) as { [name: string]: { type?: unknown } };
-    const skeleton: { [name: string]: unknown } = {};
-    for (const [name, schema] of Object.entries(properties)) {
-      skeleton[name] = schema.type === "integer" || schema.type === "number" ? 0 : schema.type === "boolean" ? false : "";
-    }
-    this.args.value = JSON.stringify(skeleton, null, 2);
+    const { values, toFill } = defaultArguments(tool?.inputSchema ?? {});
+    this.args.value = JSON.stringify(values, null, 2);
+    const filled = Object.keys(values).length > 0 ? "Filled in from the tool's schema defaults." : "";
+    const add =
+      toFill.length === 0
+        ? ""
+        : `Add ${toFill.map((entry) => `"${entry.name}"${entry.type === undefined ? "" : ` (${entry.type})`}`).join(", ")}: required, with no default.`;
+    this.argsHint.textContent = [filled, add].filter((part) => part !== "").join(" ") || "Nothing is required.";
   }
 
   private async call(): Promise<void> {
@@ -192,7 +216,8 @@ export class ThreadView {
     this.inFlight = controller;
     this.callButton.disabled = true;
     this.cancelButton.disabled = false;
-    this.progress.hidden = true;
+    this.progressBox.hidden = true;
+    this.progressText.textContent = "";
     replace(this.output, h("p", { className: "meta", "data-role": "calling" }, `Calling ${tool.name}…`));
     try {
       const result = await this.app.client.request(
@@ -208,12 +233,12 @@ export class ThreadView {
       );
       replace(this.output, renderResult(tool.name, result));
     } catch (error) {
-      replace(this.output, h("p", { className: "error", "data-role": "call-error" }, describeError(error)), errorDetails(error));
+      replace(this.output, h("div", { "data-role": "call-error" }, failureView(explain(error, `call ${tool.name}`))));
     } finally {
       this.inFlight = undefined;
       this.callButton.disabled = false;
       this.cancelButton.disabled = true;
-      this.progress.hidden = true;
+      this.progressBox.hidden = true;
     }
   }
 }

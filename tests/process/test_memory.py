@@ -1,4 +1,5 @@
-"""The collector policy: off while start-up loads, then one freeze and CPython's default thresholds."""
+"""The collector policy (``app_server.process.memory``): off while start-up loads, then one freeze and CPython's
+default thresholds."""
 
 from __future__ import annotations
 
@@ -6,17 +7,17 @@ import gc
 import json
 from pathlib import Path
 
-from app_server import collector
+from app_server.process import memory
 from tests.support.daemon_client import running_daemon
 from tests.support.fixtures import fixture_config
 
 
 def test_what_start_up_loaded_is_frozen_and_the_collector_runs_again() -> None:
     thresholds = gc.get_threshold()
-    collector.pause()
+    memory.pause_collector()
     try:
         assert not gc.isenabled()
-        frozen = collector.freeze_loaded()
+        frozen = memory.freeze_loaded()
         assert gc.isenabled() and frozen == gc.get_freeze_count() > 0
         assert gc.get_threshold() == thresholds
     finally:

@@ -8,19 +8,20 @@ import os
 import socket
 import stat
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskStatus
 
-from app_server.connection import ClientConnection, encode
-from app_server.logs import get_logger
+from app_server.process.logs import get_logger
+from app_server.wire.connection import ClientConnection, error_line
+from app_server.wire.transport import Transport
 from protocol.jsonrpc import AppError
 
 if TYPE_CHECKING:
-    from app_server.daemon import Daemon
-    from app_server.processor import Processor
+    from app_server.wire.trace import Trace
 
 log = get_logger("app_server.listener")
 MAX_CONNECTIONS = 64
@@ -88,14 +89,18 @@ def _release(path: Path, identity: tuple[int, int]) -> None:
 
 
 async def serve(
-    daemon: Daemon, listener: socket.socket, path: Path, processors: set[Processor], *, task_status: TaskStatus
+    listener: socket.socket,
+    path: Path,
+    spool_dir: Path,
+    trace: Trace | None,
+    serve_connection: Callable[[ClientConnection], Awaitable[None]],
+    *,
+    task_status: TaskStatus,
 ) -> None:
-    """Accept client connections on the bound socket, each served like stdio, at most ``MAX_CONNECTIONS``."""
+    """Accept client connections on the bound socket, each served by ``serve_connection`` like stdio, at most
+    ``MAX_CONNECTIONS`` at once (more are answered ``overloaded`` and closed)."""
     if sys.platform == "win32":  # bind refused it already
         raise SocketRefused("Unix sockets are not supported on Windows")
-    from app_server.processor import Processor
-    from app_server.transport import Transport
-
     counter = 0
     open_connections = 0
 
@@ -103,23 +108,20 @@ async def serve(
         nonlocal counter, open_connections
         if open_connections >= MAX_CONNECTIONS:
             refusal = AppError("overloaded", f"at most {MAX_CONNECTIONS} socket connections; retry later")
-            line = encode({"jsonrpc": "2.0", "id": None, "error": refusal.to_error()})
-            if daemon.trace is not None:
-                daemon.trace.outgoing("unix-refused", line)
-            writer.write(line)
+            refused = error_line(None, refusal)
+            if trace is not None:
+                trace.outgoing("unix-refused", refused)
+            writer.write(refused)
             writer.close()
             return
         counter += 1
         open_connections += 1
         label = f"unix-{counter}"
-        processor = Processor(daemon, ClientConnection(label, Transport(reader, writer, daemon.data_dir)))
-        processors.add(processor)
         log.info("client_connected", connection=label, open=open_connections)
         try:
-            await processor.serve()
+            await serve_connection(ClientConnection(label, Transport(reader, writer, spool_dir)))
         finally:
             open_connections -= 1
-            processors.discard(processor)
             writer.close()
             log.info("client_disconnected", connection=label, open=open_connections)
 

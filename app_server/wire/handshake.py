@@ -7,16 +7,31 @@ both answerers (the start-up reader and the processor) write them with this one 
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from protocol.constants import NAME, PROTOCOL_VERSION, VERSION
+from protocol.encoding import compact_stdlib
 
 _PARAMS_KEYS = frozenset({"clientInfo", "capabilities"})
 _CLIENT_KEYS = frozenset({"name", "version", "title"})
 
+Client = tuple[str, str, frozenset[str]]
+"""A client's name, version and notification opt-outs, as its ``initialize`` gave them."""
 
-def quick_params(params: Any) -> tuple[str, str, frozenset[str]] | None:
+
+class ServedEarly(NamedTuple):
+    """What start-up's reader served on stdio before the event loop ran, handed to the processor with the bytes it
+    did not serve (a named tuple: the reader runs before ``dataclasses`` is worth importing)."""
+
+    client: Client | None
+    """The ``initialize`` it answered, if it did."""
+    answered: tuple[int | str, float, int] | None
+    """That answer's id, the seconds it took and its size (for its ``debug`` line)."""
+    initialized: bool
+    """Whether the ``initialized`` notification came too."""
+
+
+def quick_params(params: Any) -> Client | None:
     """``(client name, client version, opt-outs)`` for plainly valid params, else None."""
     if not isinstance(params, dict) or not params.keys() <= _PARAMS_KEYS:
         return None
@@ -47,9 +62,5 @@ def initialize_line(request_id: int | str, client: tuple[str, str], data_dir: st
         "methods": sorted(m for m in METHODS if m != "initialize"),
         "notifications": sorted(NOTIFICATIONS),
     }
-    try:
-        body = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode()
-    except UnicodeEncodeError:  # a data dir that is not valid Unicode (undecodable bytes in its path): escaped
-        body = json.dumps(result, separators=(",", ":")).encode()
-    request = json.dumps(request_id, ensure_ascii=False).encode()  # the wire admits no id that is not Unicode
-    return b'{"jsonrpc":"2.0","id":' + request + b',"result":' + body + b"}\n"
+    body = compact_stdlib(result)  # the start-up reader answers before orjson loads; the bytes are the same
+    return b'{"jsonrpc":"2.0","id":' + compact_stdlib(request_id) + b',"result":' + body + b"}\n"

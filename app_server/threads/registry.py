@@ -19,11 +19,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from app_server.connection import ClientConnection
 from app_server.events import EventBus
-from app_server.logs import get_logger
-from app_server.read_model import ReadModel
-from app_server.thread_index import THREAD_ID, ThreadIndex
+from app_server.process.logs import get_logger
+from app_server.threads.facts import ReadModel
+from app_server.threads.index import THREAD_ID, ThreadIndex
+from app_server.wire.connection import ClientConnection
 from mcp_runtime import ThreadArchive, safe_fs, utc_now
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError

@@ -1,23 +1,23 @@
-"""One client connection: its outgoing queue, opt-outs, in-flight requests and pending server requests."""
+"""One client connection: what it is sent (responses, notifications, server requests, in the order they are made),
+its opt-outs, its requests in flight and the server requests waiting for its answer."""
 
 from __future__ import annotations
 
 import itertools
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import orjson
 
-from app_server.logs import get_logger
-from app_server.transport import Transport
+from app_server.process.logs import get_logger
+from app_server.wire.transport import Transport
+from protocol.encoding import compact, line, model_json
 from protocol.jsonrpc import AppError, RequestId
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from app_server.trace import Trace
+    from app_server.wire.trace import Trace
 
 log = get_logger("app_server.connection")
 _server_request_ids = itertools.count(1)
@@ -31,26 +31,6 @@ REQUEST_BACKLOG = 8 << 20
 """Unsent output past which new requests are refused with ``overloaded``."""
 
 
-def compact(value: Any) -> bytes:
-    """Compact JSON; text that is not valid Unicode (lone surrogates) is escaped, so encoding never fails.
-
-    orjson first (several times faster); what it refuses (lone surrogates, integers past 64 bits, keys that
-    are not strings) is written by ``json``."""
-    try:
-        return orjson.dumps(value)
-    except TypeError:
-        pass
-    try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-    except UnicodeEncodeError:
-        return json.dumps(value, separators=(",", ":")).encode()
-
-
-def encode(message: dict[str, Any]) -> bytes:
-    """A message line (compact JSON and a newline)."""
-    return compact(message) + b"\n"
-
-
 @dataclass(frozen=True, slots=True)
 class EncodedResult:
     """A result its handler already holds as compact JSON (a tool result dumped once, cached status rows):
@@ -59,28 +39,14 @@ class EncodedResult:
     body: bytes
 
 
-def _id_json(request_id: RequestId | None) -> bytes:
-    return compact(request_id)
-
-
 def _result_line(request_id: RequestId, body: bytes) -> bytes:
     """Joined, not ``%``-formatted: ``bytes % (big,)`` over-allocates and shrinks a fresh buffer, which for a large
     body costs page faults that ``join`` (sized once) does not."""
-    return b"".join((b'{"jsonrpc":"2.0","id":', _id_json(request_id), b',"result":', body, b"}\n"))
-
-
-def model_json(model: BaseModel | EncodedResult) -> bytes:
-    """A model as compact JSON; text that is not valid Unicode is escaped instead of failing the encoding."""
-    if isinstance(model, EncodedResult):
-        return model.body
-    try:
-        return model.model_dump_json().encode()
-    except ValueError:
-        return encode(model.model_dump(mode="json"))[:-1]
+    return b"".join((b'{"jsonrpc":"2.0","id":', compact(request_id), b',"result":', body, b"}\n"))
 
 
 def error_line(request_id: RequestId | None, error: AppError) -> bytes:
-    return encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_error()})
+    return line({"jsonrpc": "2.0", "id": request_id, "error": error.to_error()})
 
 
 def _is_low_priority(method: str) -> bool:

@@ -10,40 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import os
-import select
-import stat
 import sys
 from pathlib import Path
-from typing import Any
-
-if sys.platform == "win32":
-    fcntl: Any = None  # no fcntl: _widen_pipe finds no F_SETPIPE_SZ and leaves the pipe as it is
-else:
-    import fcntl
 
 import anyio
 
-from app_server.spool import Spool
+from app_server.wire import pipes
+from app_server.wire.spool import Spool
 
-STDIN = 0
-STDOUT = 1
+STDIN = pipes.STDIN
+STDOUT = pipes.STDOUT
 CHUNK = 1 << 16
 JOIN_BYTES = 1 << 18
 """Writes of one loop pass up to this size are joined into one system call; larger ones go as they are."""
 MEMORY_OUTPUT = 8 << 20
 """Unsent output a connection keeps in memory; whatever would go past it, and everything after that until the
 client has caught up, waits in the connection's spool on disk."""
-
-
-def _watchable(fd: int) -> bool:
-    """A pipe, socket or terminal, which the event loop may watch (a terminal must be: a read blocked in a
-    worker thread would hold the process at exit). A file or ``/dev/null`` is read and written plainly:
-    asyncio refuses one with an error, but uvloop's libuv aborts the process."""
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
 class Transport:
@@ -79,15 +61,15 @@ class Transport:
         assert stdin is not None and stdout is not None  # a console program (pythonw would have neither)
         reader: asyncio.StreamReader | None = None
         writer: asyncio.StreamWriter | None = None
-        if not input_ended and _watchable(STDIN):
+        if not input_ended and pipes.watchable(STDIN):
             stream = asyncio.StreamReader(limit=CHUNK)
             try:
                 await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), stdin.buffer)
                 reader = stream
             except (ValueError, OSError):
                 pass
-        if _watchable(STDOUT) and not os.isatty(STDOUT):
-            _widen_pipe(STDOUT)
+        if pipes.watchable(STDOUT) and not os.isatty(STDOUT):
+            pipes.widen(STDOUT)
             try:
                 transport, protocol = await loop.connect_write_pipe(
                     lambda: asyncio.streams.FlowControlMixin(loop), stdout.buffer
@@ -116,7 +98,7 @@ class Transport:
         """Queue ``data`` for the write at the end of this loop pass; ``now``: nothing else is coming, write it
         (with whatever is queued) at once."""
         if self._writer is None:
-            _write_all(STDOUT, data)
+            pipes.write_all(STDOUT, data)
         elif not self._writer.is_closing():
             if len(self._spool) or self._in_memory() + len(data) > MEMORY_OUTPUT:
                 self._write_pending()  # what this pass wrote before goes first
@@ -207,31 +189,3 @@ class Transport:
         self._spool.close()
         if self._writer is not None and not self._writer.is_closing():
             self._writer.transport.abort()
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    """Every byte, to a file or a terminal; a terminal shares its file (and non-blocking mode) with stdin, so a full
-    one is waited for (a person's terminal, paused or slow)."""
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(fd, view) :]
-        except BlockingIOError:
-            select.select([], [fd], [])
-
-
-PIPE_BYTES = 1 << 20
-
-
-def _widen_pipe(fd: int) -> None:
-    """A large answer (a status list of 16 x 128 tools is ~750 KB) leaves in one write instead of a dozen
-    64 KiB rounds with the reader; best effort (Linux pipes only, capped by ``fs.pipe-max-size``)."""
-    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if set_size is None:
-        return
-    try:
-        with open("/proc/sys/fs/pipe-max-size") as limit:
-            size = min(PIPE_BYTES, int(limit.read()))
-        fcntl.fcntl(fd, set_size, size)
-    except (OSError, ValueError):
-        pass

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 
-from app_server.logs import get_logger
+from app_server.process.logs import get_logger
 from mcp_runtime import safe_fs
 from protocol.jsonrpc import AppError
 from protocol.thread import Thread

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app_server.logs import get_logger
+from app_server.process.logs import get_logger
 from mcp_runtime import safe_fs
 from protocol.thread import ResourceReadFact
 

@@ -16,7 +16,7 @@ from typing import IO
 
 import anyio
 
-from app_server.logs import get_logger
+from app_server.process.logs import get_logger
 
 log = get_logger("app_server.spool")
 
