@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import structlog
 
 from mcp_runtime.catalog.names import full_name
 from mcp_runtime.catalog.schemas import arguments_validator, errors, non_finite, validator
@@ -25,11 +26,11 @@ from mcp_runtime.owners import elicitation as _elicitation
 from mcp_runtime.owners.base import SlotOwner
 from mcp_runtime.owners.elicitation import AskCallback, Call
 from mcp_runtime.owners.preview import resource_read_fact
-from mcp_runtime.owners.projection import project, tool_call_json
+from mcp_runtime.owners.projection import project, tool_call_json, unarchived
 from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.session.errors import timeout_error
 from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
-from mcp_runtime.storage.archive import ThreadArchive
+from mcp_runtime.storage.archive import STORAGE_FULL, ThreadArchive
 from mcp_runtime.tasks import Spawner, TaskHandle
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
@@ -37,6 +38,8 @@ from protocol.server import McpTool, ServerStatus
 from protocol.thread import ResourceReadFact
 
 __all__ = ["McpThreadRuntime"]
+
+log = structlog.get_logger("mcp_runtime.thread")
 
 
 @dataclass(frozen=True)
@@ -315,7 +318,13 @@ class McpThreadRuntime(SlotOwner):
                     server=server,
                 )
         if projected.entries:  # most results archive nothing: no worker-thread hop on the common path
-            await anyio.to_thread.run_sync(self._archive.put, self.thread_id, projected.entries)
+            try:
+                await anyio.to_thread.run_sync(self._archive.put, self.thread_id, projected.entries)
+            except OSError as exc:
+                if exc.errno not in STORAGE_FULL:
+                    raise
+                log.warning("archive full: result answered without refs", server=server, tool=tool)
+                return tool_call_json(result, unarchived(result))
         return answer
 
     # ------------------------------------------------------------ elicitation
