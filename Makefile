@@ -64,7 +64,8 @@ chromium:
 gui-smoke: setup chromium
 	node $(SETTINGS)/dist/smoke/gui-smoke.js --out build/gui-smoke
 
-# The shipped artifacts (SPEC §10). Their tools (build, pipx, PyInstaller) are pinned apart: make test never needs them.
+# The shipped artifacts (SPEC §10). Their tools (build, pipx; PyInstaller in its own venv) are pinned apart: make test
+# never needs them.
 $(ARTIFACT_TOOLS): $(STAMP) packaging/requirements.txt
 	$(PY) -m pip install --quiet -r packaging/requirements.txt
 	touch $@
@@ -80,9 +81,18 @@ smoke-wheel: wheel node_modules/.installed
 	$(PY) -m pytest -q -m slow tests/packaging/test_artifacts.py
 	$(PY) scripts/smoke/current_smoke.py $(ARTIFACT_SMOKE_ARGS) --daemon-command '["build/pipx/bin/mcp-app-server"]'
 
-dist: $(ARTIFACT_TOOLS)
-	$(PY) -m PyInstaller --noconfirm --log-level WARN --distpath dist --workpath build/pyinstaller \
-		packaging/pyinstaller/mcp-app-server.spec
+# The bundle is built from what a user installs, not from the checkout: a fresh venv with the wheel (not editable)
+# and PyInstaller only, run from build/ so that no checkout folder is on its path; then its RUNPATHs are made
+# $$ORIGIN-relative and install records naming this machine are dropped (packaging/pyinstaller/finish_bundle.py).
+DIST_VENV := build/dist-venv
+dist: wheel
+	rm -rf $(DIST_VENV) build/pyinstaller dist/mcp-app-server
+	$(PYTHON) -m venv $(DIST_VENV)
+	$(DIST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(DIST_VENV)/bin/python -m pip install --quiet dist/mcp_app_server-*.whl -r packaging/pyinstaller/requirements.txt
+	cd build && ../$(DIST_VENV)/bin/pyinstaller --noconfirm --log-level WARN --distpath ../dist --workpath pyinstaller \
+		../packaging/pyinstaller/mcp-app-server.spec
+	$(DIST_VENV)/bin/python packaging/pyinstaller/finish_bundle.py dist/mcp-app-server
 
 smoke-dist: dist node_modules/.installed
 	$(PY) scripts/smoke/current_smoke.py $(ARTIFACT_SMOKE_ARGS) --daemon-command '["dist/mcp-app-server/mcp-app-server"]'
@@ -131,6 +141,7 @@ schemas: setup
 bench: setup
 	$(PY) -m bench.report
 	$(PY) -m bench.search
+	$(PY) -m bench.storm
 
 conformance: setup
 	$(PY) scripts/conformance/run.py

@@ -116,6 +116,11 @@ class Projection(WireModel):
     text: str = Field(description="The result as text for a model, at most 16 KiB.")
     truncated: bool = Field(description="Whether the text was cut (the whole is behind a `text` ref).")
     refs: list[ProjectionRef] = Field(description="The archived pieces.")
+    archive_error: Literal["storageFull"] | None = Field(
+        default=None,
+        description="Why nothing was archived (the data dir's disk is full): `text` is then cut to 16 KiB with no "
+        "refs, and `content` is still complete.",
+    )
 
 
 class ToolCallResult(OpenModel):

@@ -18,13 +18,24 @@ from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import anyio.abc
+import structlog
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from protocol.jsonrpc import AppError
 
+log = structlog.get_logger("mcp_runtime.oauth.callback")
+
 CALLBACK_PATH = "/oauth/callback"
 _MAX_HEAD_BYTES = 8 * 1024
-_READ_TIMEOUT_S = 10.0
+"""A browser's redirect is a few hundred bytes; a longer head is not one."""
+_READ_TIMEOUT_S = 3.0
+"""A browser sends its request as soon as it connects: a connection silent this long is not one."""
+_MAX_CONNECTIONS = 16
+"""Connections served at once per port; more are closed as soon as they are accepted."""
+_ACCEPT_PAUSE_S = 0.1
+"""After a failed accept (no descriptor free), the pause before the next try."""
+_GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
+"""What a connection the peer dropped raises."""
 _PAGE = "<!doctype html><meta charset=utf-8><title>{title}</title><p>{title}. You can close this window.</p>"
 
 
@@ -60,42 +71,75 @@ class Callback:
 
 
 class _Listener:
-    """One bound port and the logins waiting on it."""
+    """One bound port and the logins waiting on it.
 
-    def __init__(self, listener: anyio.abc.Listener[anyio.abc.SocketStream], port: int) -> None:
+    Any local program can connect to it, so it holds few connections at once (extras are closed at once), gives each
+    a short time to send its request head, and outlives a failed ``accept`` (``EMFILE`` included): idle
+    connections can delay a login, never end the listener, its logins or the ones after them.
+    """
+
+    def __init__(self, listener: anyio.abc.SocketListener, port: int) -> None:
         self.listener = listener
         self.port = port
         self.waiting: list[Callback] = []
         self.scope = anyio.CancelScope()
         self.closed = anyio.Event()
+        self._open = 0
 
     async def serve(self) -> None:
         """Accept until cancelled, then close the socket (here, so no accept is left waiting on a closed one)."""
         try:
             with self.scope:
-                await self.listener.serve(self._handle)
+                async with anyio.create_task_group() as connections:
+                    await self._accept(connections)
         finally:
             with anyio.CancelScope(shield=True):
                 await self.listener.aclose()
             self.closed.set()
 
+    async def _accept(self, connections: anyio.abc.TaskGroup) -> None:
+        failing = False
+        while True:
+            try:
+                stream = await self.listener.accept()
+            except OSError as exc:  # out of descriptors, an aborted connection: the next accept may work
+                if not failing:
+                    reason = errno.errorcode.get(exc.errno or 0, type(exc).__name__)
+                    log.warning("oauth callback accept failed", port=self.port, error=reason)
+                failing = True
+                await anyio.sleep(_ACCEPT_PAUSE_S)
+                continue
+            failing = False
+            if self._open >= _MAX_CONNECTIONS:
+                await stream.aclose()
+                continue
+            self._open += 1
+            connections.start_soon(self._handle, stream)
+
     async def _handle(self, stream: anyio.abc.SocketStream) -> None:
-        async with stream:
-            try:
-                with anyio.fail_after(_READ_TIMEOUT_S):
-                    head = await BufferedByteReceiveStream(stream).receive_until(b"\r\n\r\n", _MAX_HEAD_BYTES)
-            except (TimeoutError, anyio.IncompleteRead, anyio.DelimiterNotFound, anyio.EndOfStream, OSError):
-                return
-            status, title = self._route(head)
-            body = _PAGE.format(title=title).encode()
-            response = (
-                f"HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {len(body)}\r\n"
-                "Cache-Control: no-store\r\nConnection: close\r\n\r\n"
-            ).encode() + body
-            try:
+        try:
+            async with stream:
+                await self._answer(stream)
+        finally:
+            self._open -= 1
+
+    async def _answer(self, stream: anyio.abc.SocketStream) -> None:
+        try:
+            with anyio.fail_after(_READ_TIMEOUT_S):
+                head = await BufferedByteReceiveStream(stream).receive_until(b"\r\n\r\n", _MAX_HEAD_BYTES)
+        except (TimeoutError, anyio.IncompleteRead, anyio.DelimiterNotFound, anyio.EndOfStream, *_GONE):
+            return
+        status, title = self._route(head)
+        body = _PAGE.format(title=title).encode()
+        response = (
+            f"HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {len(body)}\r\n"
+            "Cache-Control: no-store\r\nConnection: close\r\n\r\n"
+        ).encode() + body
+        try:
+            with anyio.fail_after(_READ_TIMEOUT_S):
                 await stream.send(response)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                return
+        except (TimeoutError, *_GONE):
+            return
 
     def _route(self, head: bytes) -> tuple[str, str]:
         request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
@@ -191,7 +235,9 @@ class CallbackHub:
                     port=port,
                 ) from None
             raise AppError("oauthFailed", "the login's loopback callback could not listen", step="callback") from None
-        listener = _Listener(bound, bound.extra(anyio.abc.SocketAttribute.local_port))
+        (socket_listener,) = bound.listeners  # one address: 127.0.0.1
+        assert isinstance(socket_listener, anyio.abc.SocketListener)
+        listener = _Listener(socket_listener, socket_listener.extra(anyio.abc.SocketAttribute.local_port))
         if port is not None:
             self._shared[port] = listener
         self._tg.start_soon(listener.serve)

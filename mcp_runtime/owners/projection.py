@@ -129,6 +129,14 @@ def project(result: Mapping[str, Any], new_ref: Callable[[], str]) -> Projected:
     return Projected({"text": text, "truncated": truncated, "refs": [meta.view() for meta, _ in entries]}, entries)
 
 
+def unarchived(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The projection of a result whose archive entries could not be written (the disk is full): the clipped text
+    with no refs, marked, so that the call still answers with its complete ``content``."""
+    full, _ = projection_text(result, {})
+    text, _ = clip(full)
+    return {"text": text, "truncated": True, "refs": [], "archiveError": "storageFull"}
+
+
 _DECLARED = ("content", "structuredContent", "isError", "_meta")
 """``ToolCallResult``'s members before ``projection``, in its order; any other member of a result follows it."""
 

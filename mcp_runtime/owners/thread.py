@@ -31,11 +31,11 @@ from mcp_runtime.owners import elicitation as _elicitation
 from mcp_runtime.owners.base import SlotOwner
 from mcp_runtime.owners.elicitation import AskCallback, Call
 from mcp_runtime.owners.preview import resource_read_fact
-from mcp_runtime.owners.projection import project, tool_call_json
+from mcp_runtime.owners.projection import project, tool_call_json, unarchived
 from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.session.errors import timeout_error
 from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
-from mcp_runtime.storage.archive import ThreadArchive
+from mcp_runtime.storage.archive import STORAGE_FULL, ThreadArchive
 from mcp_runtime.tasks import Spawner, TaskHandle
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
@@ -400,7 +400,13 @@ class McpThreadRuntime(SlotOwner):
                     server=server,
                 )
         if projected.entries:  # most results archive nothing: no worker-thread hop on the common path
-            await anyio.to_thread.run_sync(self._archive.put, self.thread_id, projected.entries)
+            try:
+                await anyio.to_thread.run_sync(self._archive.put, self.thread_id, projected.entries)
+            except OSError as exc:
+                if exc.errno not in STORAGE_FULL:
+                    raise
+                log.warning("archive full: result answered without refs", server=server, tool=tool)
+                return tool_call_json(result, unarchived(result))
         return answer
 
     # ------------------------------------------------------------ elicitation

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 import structlog
 
 from mcp_runtime.catalog.headers import listed_tools
@@ -152,6 +153,7 @@ async def fetch_catalog(session: ClientSession, server: str, kinds: set[str] | f
     if "tools" in kinds:
         dropped: list[str] = []
         tools = await list_tools(session, dropped) if caps.tools is not None else []
+        await anyio.lowlevel.checkpoint()  # parsing the list and checking it are two stretches, never one
         result["tools"] = validate_sdk_tools(server, tools)
         result["dropped_tools"] = tuple(dropped)
         if dropped:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -21,7 +20,7 @@ import anyio
 from mcp_runtime.config.policy import policy
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.platform.shell_path import LOGIN_PATH
-from mcp_runtime.platform.watcher import CHILD_GROUPS
+from mcp_runtime.platform.watcher import CHILD_GROUPS, parent_death_signal
 from mcp_runtime.session import launch
 from mcp_runtime.session.stdin import StdinStream
 from mcp_runtime.session.stdout import STDOUT_CHUNK, StdoutStream
@@ -45,16 +44,19 @@ watcher alone is what kills them when the daemon dies (as on macOS)."""
 
 
 def _parent_death_setup() -> dict[str, Any]:
-    """Popen options that make a child die with the daemon (Linux ``PR_SET_PDEATHSIG``), even on SIGKILL."""
+    """Popen options that signal a child when the daemon dies (Linux ``PR_SET_PDEATHSIG``), even on SIGKILL: the
+    child watcher's choice of signal (it stops the child for the watcher's sweep, or kills it without a watcher)."""
     if sys.platform != "linux" or os.environ.get(PARENT_DEATH_SIGNAL_ENV) == "off":
+        CHILD_GROUPS.watching()
         return {}  # the child watcher covers it
     import ctypes
 
     prctl = ctypes.CDLL(None, use_errno=True).prctl
     daemon_pid = os.getpid()
+    death_signal = parent_death_signal()
 
     def die_with_parent() -> None:  # runs in the child between fork and exec
-        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        prctl(1, death_signal)  # PR_SET_PDEATHSIG
         if os.getppid() != daemon_pid:
             os._exit(1)  # the daemon died before the signal was armed
 

@@ -13,12 +13,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Self
 
 import anyio
+import anyio.lowlevel
 
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.session.closing import ClosesAtOnce
 
 STDOUT_CHUNK = 1 << 16
 """Bytes read from the pipe at once; asyncio's reader also stops reading the pipe past twice this unread."""
+_MAX_ANNOUNCEMENT_BYTES = 512
+"""A ``list_changed`` notification is a few dozen bytes; a longer line is never taken for one."""
 
 if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
@@ -43,10 +46,16 @@ class StdoutStream(ClosesAtOnce):
         self._partial = bytearray()
         """The bytes after the last newline read so far."""
         self._lines: deque[bytes] = deque()
+        self._announcements: set[bytes] = set()
+        """The ``list_changed`` lines among ``_lines``."""
         self._ended = False
         self._closed = False
 
     async def receive(self) -> SessionMessage | Exception:
+        if self._lines:
+            # A burst (a storm of notifications in one chunk) is handed over one line per loop pass, so the
+            # session's reader never holds the loop for a whole chunk's worth of messages.
+            await anyio.lowlevel.checkpoint()
         while not self._lines:
             if self._closed:
                 raise anyio.ClosedResourceError
@@ -60,7 +69,9 @@ class StdoutStream(ClosesAtOnce):
                 self._end()
                 continue
             self._take(chunk)
-        return self._guard.received(self._lines.popleft())
+        line = self._lines.popleft()
+        self._announcements.discard(line)
+        return self._guard.received(line)
 
     def _take(self, chunk: bytes) -> None:
         if b"\n" not in chunk:
@@ -75,9 +86,21 @@ class StdoutStream(ClosesAtOnce):
                 self._overflowed()
                 return
             self._partial += rest
-            self._lines.extend(stripped for line in lines if (stripped := line.strip()))
+            for line in lines:
+                if (stripped := line.strip()) and not self._repeated(stripped):
+                    self._lines.append(stripped)
         if len(self._partial) > MAX_MESSAGE_BYTES:
             self._overflowed()
+
+    def _repeated(self, line: bytes) -> bool:
+        """A ``list_changed`` line the same as one still waiting here says nothing more: the refresh the first one
+        starts comes after both. A storm is read, never queued message by message."""
+        if len(line) > _MAX_ANNOUNCEMENT_BYTES or b"list_changed" not in line or b'"id"' in line:
+            return False  # an answer or a request (they carry an id) is never merged, even with its twin
+        if line in self._announcements:
+            return True
+        self._announcements.add(line)
+        return False
 
     def _overflowed(self) -> None:
         self._partial.clear()
@@ -101,3 +124,4 @@ class StdoutStream(ClosesAtOnce):
         """No more reads (the transport closes the pipe itself, after the session)."""
         self._closed = True
         self._lines.clear()
+        self._announcements.clear()

@@ -12,6 +12,8 @@ with. The methods are blocking file I/O: callers run them off the event loop (``
 from __future__ import annotations
 
 import base64
+import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -33,6 +35,8 @@ from protocol.thread import ContextReadResult
 
 ARCHIVE_CAP_BYTES = 256 * 1024 * 1024
 DATA_DIR_CAP_BYTES = 1024 * 1024 * 1024
+STORAGE_FULL = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG})
+"""A write the disk has no room for: the result is answered without its archive entries (SPEC §5)."""
 _REF = re.compile(r"ctx_[0-9]{20}_[0-9a-f]{8}")
 _THREAD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _ARCHIVE_FOLDER = re.compile(r"([A-Za-z0-9_-]{1,64})\.archive")
@@ -218,9 +222,17 @@ class ThreadArchive:
         with self._lock(thread_id):
             with self._folder(thread_id, create=True) as folder:
                 assert folder is not None
-                for meta, data in entries:
-                    self._write(folder, meta, data)
-                os.fsync(folder)
+                written: list[str] = []
+                try:
+                    for meta, data in entries:
+                        self._write(folder, meta, data)
+                        written.append(meta.ref)
+                    os.fsync(folder)
+                except OSError:  # a full disk: no half of a result stays behind, taking space
+                    for ref in written:
+                        with contextlib.suppress(OSError):
+                            os.unlink(ref, dir_fd=folder)
+                    raise
                 kept = self._enforce_cap(folder, {meta.ref for meta, _ in entries})
             self._enforce_data_dir_cap(thread_id, kept)
 

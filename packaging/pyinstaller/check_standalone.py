@@ -3,7 +3,10 @@ namespace where every Python installation, the venv and the checkout's packages 
 of PATH and HOME only (plus a host LD_LIBRARY_PATH). It must answer ``initialize``, run a tool of the npm
 ``server-everything`` (Node, not Python) in a thread, fail an unreachable HTTPS server with a typed error (its TLS
 stack loads), hand its children the host's library path rather than its own, and exit 0 on stdin EOF. And the pid
-a host spawns must be the daemon itself: SIGKILL to it takes its stdio children along.
+a host spawns must be the daemon itself: SIGKILL to it takes its stdio children along; the bootloader's ``_PYI_*``
+variables never reach a child, even one whose config names them. Before it runs, the bundle itself is read: no
+RUNPATH outside ``$ORIGIN``, no development tool (mypy, pytest, ruff, hypothesis), no install record
+(``direct_url.json``, which names the build machine's folders or an editable checkout).
 
     python packaging/pyinstaller/check_standalone.py [dist/mcp-app-server]
 
@@ -77,6 +80,40 @@ def check(client: JsonLinesClient) -> list[str]:
     return notes
 
 
+DEV_TOOLS = ("mypy", "pytest", "_pytest", "ruff", "hypothesis")
+
+
+def runpath_problems(bundle: Path) -> list[str]:
+    """ELF files whose RUNPATH or RPATH names a folder other than one relative to ``$ORIGIN``."""
+    problems = []
+    for path in sorted(bundle.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        with path.open("rb") as file:
+            if file.read(4) != b"\x7fELF":
+                continue
+        dynamic = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True, check=False).stdout
+        for line in dynamic.splitlines():
+            if "(RUNPATH)" in line or "(RPATH)" in line:
+                entries = line.split("[", 1)[1].rstrip("]").split(":")
+                foreign = [entry for entry in entries if entry and not entry.startswith("$ORIGIN")]
+                if foreign:
+                    problems.append(f"{path.relative_to(bundle)}: {':'.join(foreign)}")
+    return problems
+
+
+def contents(bundle: Path) -> list[str]:
+    """What the bundle must not carry; each finding names its path."""
+    problems = [f"RUNPATH outside the bundle: {problem}" for problem in runpath_problems(bundle)]
+    for path in sorted(bundle.rglob("*")):
+        name = path.name.split(".")[0].split("-")[0]
+        if name in DEV_TOOLS and (path.is_dir() or path.suffix in (".py", ".pyc", ".so")):
+            problems.append(f"development tool: {path.relative_to(bundle)}")
+        if path.name == "direct_url.json":
+            problems.append(f"install record: {path.relative_to(bundle)}")
+    return problems
+
+
 def running(pid: str) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
@@ -93,10 +130,17 @@ def killed_leaves_no_child(program: Path, home: Path) -> str:
     try:
         client = JsonLinesClient(process.stdout, process.stdin)
         client.initialize()
-        client.request("mcpServer/create", {"name": "ev", "config": everything_config()})
+        environ = Path(f"/proc/{process.pid}/environ").read_bytes().split(b"\0")
+        bootloader = sorted(entry.split(b"=", 1)[0].decode() for entry in environ if entry.startswith(b"_PYI_"))
+        config = {**everything_config(), "envVars": bootloader}
+        client.request("mcpServer/create", {"name": "ev", "config": config})
         client.request("mcpServer/start", {"name": "ev"}, 60)
         children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
         assert children, "the MCP server is not a child of the spawned pid"
+        thread = client.request("thread/start", {"servers": ["ev"]})["thread"]["id"]
+        answer = client.request("mcpServer/tool/call", {"threadId": thread, "server": "ev", "tool": "get-env"}, 60)
+        leaked = sorted(name for name in json.loads(answer["content"][0]["text"]) if name.startswith("_PYI_"))
+        assert not leaked, f"the bootloader's variables reached a stdio server: {leaked}"
     finally:
         process.kill()
         process.wait()
@@ -104,13 +148,20 @@ def killed_leaves_no_child(program: Path, home: Path) -> str:
     while (alive := [pid for pid in children if running(pid)]) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive, f"children {alive} outlived the SIGKILLed daemon"
-    return f"SIGKILL to the spawned pid ended its child {children}"
+    return (f"SIGKILL to the spawned pid ended its child {children}; none of the bootloader's {bootloader} reached a "
+            "stdio server that named them in envVars")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("bundle", nargs="?", type=Path, default=ROOT / "dist" / "mcp-app-server")
     args = parser.parse_args()
+    problems = contents(args.bundle)
+    for problem in problems:
+        print(f"FAIL {problem}")
+    if problems:
+        return 1
+    print("PASS no RUNPATH outside $ORIGIN, no development tool, no install record in the bundle")
     with tempfile.TemporaryDirectory(prefix="mcp-standalone-") as tmp:
         moved = Path(tmp) / "app" / "mcp-app-server"
         shutil.copytree(args.bundle, moved, symlinks=True)

@@ -879,6 +879,8 @@ export interface Projection {
   truncated: boolean;
   /** The archived pieces. */
   refs: ProjectionRef[];
+  /** Why nothing was archived (the data dir's disk is full): `text` is then cut to 16 KiB with no refs, and `content` is still complete. */
+  archiveError?: "storageFull";
 }
 
 /** One archived piece of a result: the full projection text (`text`) or a media/embedded blob. */

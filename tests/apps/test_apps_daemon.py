@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -197,3 +198,18 @@ def test_import_claude_code_project_scoped_servers(app_daemon: Daemon, home: Pat
     assert any("/src/app" in w for w in result["warnings"])
     listed = {s["name"]: s for s in app_daemon.request("mcpServer/list")["data"]}
     assert listed["db"]["source"] == "import:claude" and listed["fs"]["config"]["command"] == "npx"
+
+
+def test_sync_creates_each_new_app_config_0600_and_keeps_an_existing_files_mode(app_daemon: Daemon, home: Path) -> None:
+    """A synced file holds env literals (a harmless name's value is written as it is): a file the sync creates is
+    the user's alone; a file that was there keeps the mode its owner gave it."""
+    apps = ["claude", "claudeDesktop", "codex", "gemini", "cursor", "vscode"]
+    config = {"command": "tool", "env": {"LOG_LEVEL": "warn"}, "apps": dict.fromkeys(apps, True)}
+    app_daemon.request("mcpServer/create", {"name": "ours", "config": config})
+    shared = write(home / ".cursor" / "mcp.json", "{}")
+    shared.chmod(0o644)
+    results = app_daemon.request("mcpServer/syncAllToLive", {"apps": apps})["results"]
+    assert [r.get("error") for r in results] == [None] * len(apps)
+    modes = {r["app"]: stat.S_IMODE(Path(r["path"]).stat().st_mode) for r in results}
+    assert modes == {**dict.fromkeys(apps, 0o600), "cursor": 0o644}
+    assert all("warn" in Path(r["path"]).read_text() for r in results)

@@ -96,3 +96,32 @@ def test_a_closed_stream_refuses_reads() -> None:
         pipe.close()
 
     anyio.run(main)
+
+
+STORM = (
+    "import sys\n"
+    "changed = b'{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\\n'\n"
+    "prompts = b'{\"jsonrpc\":\"2.0\",\"method\":\"notifications/prompts/list_changed\"}\\n'\n"
+    "answer = b'{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"text\":\"list_changed\"}}\\n'\n"
+    "sys.stdout.buffer.write(changed * 500 + prompts + answer + answer + changed * 500)\n"
+)
+
+
+def test_a_burst_of_list_changed_lines_is_read_as_one_announcement_each() -> None:
+    """A storm of identical ``list_changed`` lines still waiting in the stream says nothing more than the first:
+    each kind is delivered once per burst, in order, and nothing else is ever merged (two equal answers stay two)."""
+
+    async def main() -> None:
+        process, stream, _, _, pipe = await _child(STORM)
+        async with process:
+            got = []
+            async for item in stream:
+                assert isinstance(item, SessionMessage)
+                message = item.message
+                got.append(getattr(message, "method", None) or f"answer {message.id}")
+        pipe.close()
+        assert got[:4] == ["notifications/tools/list_changed", "notifications/prompts/list_changed", "answer 7",
+                           "answer 7"]  # fmt: skip
+        assert set(got[4:]) <= {"notifications/tools/list_changed"} and len(got) < 10, got
+
+    anyio.run(main)

@@ -1,0 +1,67 @@
+"""The process tree as Linux's ``/proc`` shows it, for the tests that prove no child outlives the daemon, and the
+stdio fixture server that leaves a grandchild behind it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tests.support.daemon_client import JsonLinesClient
+from tests.support.fixtures import script
+
+
+def stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state, ppid, pgrp, …), or None when gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def gone(pid: int) -> bool:
+    """Dead, or a zombie waiting for its new parent to reap it."""
+    fields = stat(pid)
+    return fields is None or fields[0] in ("Z", "X")
+
+
+def wait_gone(pids: list[int], timeout: float = 15.0) -> list[int]:
+    """The pids still alive after ``timeout`` (polled: the kill comes from another process)."""
+    deadline = time.monotonic() + timeout
+    while (alive := [pid for pid in pids if not gone(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive
+
+
+def children(pid: int) -> dict[int, str]:
+    """The live children of ``pid`` and their command lines."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := stat(int(entry.name))) and int(fields[1]) == pid:
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            found[int(entry.name)] = cmdline.replace(b"\0", b" ").decode(errors="replace")
+    return found
+
+
+def watcher_of(daemon: int) -> int:
+    """The daemon's one child watcher process."""
+    watchers = [pid for pid, cmdline in children(daemon).items() if "watch-children" in cmdline]
+    assert len(watchers) == 1, children(daemon)
+    return watchers[0]
+
+
+def start_family(daemon: JsonLinesClient, tmp_path: Path, name: str, *, setsid: bool = False) -> tuple[int, int]:
+    """A stdio server that leaves a grandchild (in its group, or in a session of its own with ``setsid``);
+    returns (server pid, grandchild pid)."""
+    pid_file = tmp_path / f"{name}.pid"
+    argv = script("spawn_grandchild.py")
+    env = {"FIXTURE_PID_FILE": str(pid_file), **({"FIXTURE_GRANDCHILD_SETSID": "1"} if setsid else {})}
+    config = {"command": argv[0], "args": argv[1:], "env": env}
+    daemon.request("mcpServer/create", {"name": name, "config": config})
+    daemon.request("mcpServer/start", {"name": name}, timeout=60)
+    grandchild = int(pid_file.read_text())
+    fields = stat(grandchild)
+    assert fields is not None
+    return int(fields[1]), grandchild
