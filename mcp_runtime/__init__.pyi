@@ -28,6 +28,7 @@ from .owners.elicitation import resolve_answer as resolve_answer
 from .owners.loading import load_owners as load_owners
 from .owners.management import McpClientManager as McpClientManager
 from .owners.thread import McpThreadRuntime as McpThreadRuntime
+from .platform.descriptors import raise_descriptor_limit as raise_descriptor_limit
 from .platform.watcher import kill_live_groups as kill_live_groups
 from .platform.watcher import use_child_watcher as use_child_watcher
 from .platform.watcher import watch_children as watch_children

@@ -261,8 +261,15 @@ def serve(
     from app_server.process.logs import set_level
 
     set_level(args.log_level)
-    from mcp_runtime import ConfigPolicy, safe_fs, set_policy, use_child_watcher  # no pydantic: initialize first
+    from mcp_runtime import (  # no pydantic: initialize first
+        ConfigPolicy,
+        raise_descriptor_limit,
+        safe_fs,
+        set_policy,
+        use_child_watcher,
+    )
 
+    descriptors = raise_descriptor_limit()  # before any server or socket takes one
     set_policy(
         ConfigPolicy(
             args.transports,
@@ -305,7 +312,7 @@ def serve(
     sys.stdout = sys.stderr  # stdout carries protocol only: whatever else prints (a library, a logger) goes to stderr
     try:
         anyio.run(
-            _serve, data_dir, listen, signals, early, trace, "uvloop" if uvloop else "asyncio",
+            _serve, data_dir, listen, signals, early, trace, "uvloop" if uvloop else "asyncio", descriptors,
             backend_options={"use_uvloop": uvloop},
         )  # fmt: skip
     finally:
@@ -336,8 +343,10 @@ async def _serve(
     early: EarlyStdio | None,
     trace: Trace | None,
     event_loop: str,
+    descriptors: tuple[int, int] | None,
 ) -> None:
-    """Serve until stdin ends or a signal arrives, then stop within SPEC §1's bound: settle, close MCP, flush."""
+    """Serve until stdin ends or a signal arrives, then stop within SPEC §1's bound: settle, close MCP, flush.
+    ``descriptors``: the soft descriptor limit as inherited and as raised, for the ``serving`` line."""
     import anyio
 
     from app_server.context import Daemon
@@ -367,6 +376,7 @@ async def _serve(
                 trace=str(trace.path) if trace is not None else None,
                 event_loop=event_loop,
                 initialize_answered_early=served is not None and served.client is not None,
+                descriptor_limit=list(descriptors) if descriptors is not None else None,
             )
 
     unread, served = early.handover() if early is not None else (b"", None)

@@ -10,6 +10,7 @@ from typing import Any
 
 import structlog
 
+from mcp_runtime.platform import descriptors
 from mcp_runtime.session.stdio import StdioTransport
 from mcp_runtime.session.upstream_guard import REASON_MARKER
 from protocol.jsonrpc import REASON_CODES, AppError
@@ -60,6 +61,8 @@ def classify_session_failure(
     from mcp_types import CONNECTION_CLOSED
 
     found = leaves(exc)
+    if not connected and any(descriptors.is_shortage(leaf) for leaf in found):
+        return descriptors.too_many_open_files()
     for leaf in found:
         if isinstance(leaf, AppError):
             if leaf.reason == "startupFailed" and "stderrTail" not in leaf.details:

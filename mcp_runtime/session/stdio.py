@@ -19,6 +19,7 @@ import anyio
 
 from mcp_runtime.config.policy import policy
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
+from mcp_runtime.platform import descriptors
 from mcp_runtime.platform.shell_path import LOGIN_PATH
 from mcp_runtime.platform.watcher import CHILD_GROUPS, parent_death_signal
 from mcp_runtime.session import launch
@@ -43,24 +44,26 @@ PARENT_DEATH_SIGNAL_ENV = "MCP_APP_SERVER_PARENT_DEATH_SIGNAL"
 watcher alone is what kills them when the daemon dies (as on macOS)."""
 
 
-def _parent_death_setup() -> dict[str, Any]:
-    """Popen options that signal a child when the daemon dies (Linux ``PR_SET_PDEATHSIG``), even on SIGKILL: the
-    child watcher's choice of signal (it stops the child for the watcher's sweep, or kills it without a watcher)."""
+def _child_setup() -> dict[str, Any]:
+    """Popen options run in the child between fork and exec: the descriptor limit the daemon was started with
+    (``descriptors``), and a signal when the daemon dies (Linux ``PR_SET_PDEATHSIG``), even on SIGKILL: the child
+    watcher's choice of signal (it stops the child for the watcher's sweep, or kills it without a watcher)."""
     if sys.platform != "linux" or os.environ.get(PARENT_DEATH_SIGNAL_ENV) == "off":
         CHILD_GROUPS.watching()
-        return {}  # the child watcher covers it
+        return {"preexec_fn": descriptors.restore_for_child}  # the child watcher covers the daemon's death
     import ctypes
 
     prctl = ctypes.CDLL(None, use_errno=True).prctl
     daemon_pid = os.getpid()
     death_signal = parent_death_signal()
 
-    def die_with_parent() -> None:  # runs in the child between fork and exec
+    def setup() -> None:
+        descriptors.restore_for_child()
         prctl(1, death_signal)  # PR_SET_PDEATHSIG
         if os.getppid() != daemon_pid:
             os._exit(1)  # the daemon died before the signal was armed
 
-    return {"preexec_fn": die_with_parent}
+    return {"preexec_fn": setup}
 
 
 async def _read_pipe(limit: int) -> tuple[asyncio.StreamReader, asyncio.ReadTransport, int]:
@@ -141,7 +144,7 @@ class StdioTransport:
                 env=started.env,
                 cwd=config.cwd,
                 start_new_session=True,
-                **_parent_death_setup(),
+                **_child_setup(),
             )
         except FileNotFoundError as exc:
             if config.cwd is not None and not os.path.isdir(config.cwd):
@@ -158,6 +161,8 @@ class StdioTransport:
         except PermissionError as exc:
             raise AppError("startupFailed", f"command is not executable: {started.executable}") from exc
         except OSError as exc:
+            if descriptors.is_shortage(exc):
+                raise descriptors.too_many_open_files() from exc
             raise AppError("startupFailed", f"could not start {started.executable}: {exc.strerror or exc}") from exc
 
     @asynccontextmanager

@@ -268,9 +268,16 @@ class JsonLinesClient:
 class Daemon(JsonLinesClient):
     """The real daemon as a subprocess."""
 
-    def __init__(self, data_dir: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+        prefix: tuple[str, ...] = (),
+    ) -> None:
+        """``prefix``: argv run in front of the daemon's (``descriptor_limit``, say)."""
         artifact = os.environ.get(DAEMON_COMMAND_ENV)
-        command = json.loads(artifact) if artifact else [sys.executable, "-m", "app_server"]
+        command = [*prefix, *(json.loads(artifact) if artifact else [sys.executable, "-m", "app_server"])]
         base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} if artifact else {
             **os.environ, "PYTHONPATH": str(ROOT)}
         full_env = {**base, **(env or {})}
@@ -310,8 +317,10 @@ class Daemon(JsonLinesClient):
 
 
 @contextmanager
-def running_daemon(data_dir: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> Iterator[Daemon]:
-    daemon = Daemon(data_dir, env, args)
+def running_daemon(
+    data_dir: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = (), prefix: tuple[str, ...] = ()
+) -> Iterator[Daemon]:
+    daemon = Daemon(data_dir, env, args, prefix)
     try:
         yield daemon
     finally:
@@ -333,3 +342,9 @@ def unix_client(path: Path) -> Iterator[JsonLinesClient]:
         reader.close()
         sock.close()
     client.assert_conforming()
+
+
+def descriptor_limit(soft: int, hard: int) -> tuple[str, ...]:
+    """A ``prefix`` that starts the daemon with this ``RLIMIT_NOFILE``, as a GUI app's launcher would."""
+    code = "import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[1]), int(sys.argv[2])))"
+    return (sys.executable, "-c", f"{code}; os.execvp(sys.argv[3], sys.argv[3:])", str(soft), str(hard))
