@@ -166,27 +166,31 @@ class Daemon:
             return
         self._initialized = True
         try:
-            enabled = [server.name for server in self.store.list() if server.config.enabled]
+            enabled = [server for server in self.store.list() if server.config.enabled]
         except AppError:  # a store that cannot be read starts nothing; every store request reports why
             enabled = []
         if not enabled:
             self._autostart_loaded.set()
             return
-        self._autostart = enabled
+        self._autostart = [server.name for server in enabled]
         if self._manager is not None:
-            self._manager.expect_starts(enabled)
-        self.spawner.spawn(self._start_enabled, enabled, name="autostart")
+            self._manager.expect_starts(self._autostart)
+        stdio = any(server.config.type == "stdio" for server in enabled)
+        self.spawner.spawn(self._start_enabled, self._autostart, stdio, name="autostart")
 
-    async def _start_enabled(self, names: list[str]) -> None:
-        """Autostart: what a server start needs (the owners, the SDK) loaded off the loop, then every start at
-        once."""
-        from mcp_runtime import load_owners
+    async def _start_enabled(self, names: list[str], stdio: bool) -> None:
+        """Autostart: what a server start needs (the owners, the SDK) loaded off the loop, then every start at once
+        (a command is looked up on the login shell's ``PATH`` kept from the last launch); once they are done, this
+        launch's read of the login shell, which no longer competes with them."""
+        from mcp_runtime import load_owners, refresh_login_path
 
         try:
             await load_owners()
         finally:
             self._autostart_loaded.set()
         await self.manager.start_enabled(names)
+        if stdio:
+            await refresh_login_path()
 
     async def runtime_loaded(self) -> None:
         """Until autostart has loaded what its starts need; at once when no autostart is under way."""

@@ -29,10 +29,11 @@ from .owners.loading import load_owners as load_owners
 from .owners.management import McpClientManager as McpClientManager
 from .owners.thread import McpThreadRuntime as McpThreadRuntime
 from .platform.descriptors import raise_descriptor_limit as raise_descriptor_limit
+from .platform.shell_path import keep_login_path as keep_login_path
 from .platform.watcher import kill_live_groups as kill_live_groups
 from .platform.watcher import use_child_watcher as use_child_watcher
 from .platform.watcher import watch_children as watch_children
-from .session.stdio import login_folders as login_folders
+from .session.stdio import refresh_login_path as refresh_login_path
 from .storage import safe_fs as safe_fs
 from .storage.archive import ThreadArchive as ThreadArchive
 from .storage.clock import utc_now as utc_now

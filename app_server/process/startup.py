@@ -263,6 +263,7 @@ def serve(
     set_level(args.log_level)
     from mcp_runtime import (  # no pydantic: initialize first
         ConfigPolicy,
+        keep_login_path,
         raise_descriptor_limit,
         safe_fs,
         set_policy,
@@ -292,6 +293,7 @@ def serve(
         print(f"{NAME}: serving is not supported on Windows: {WINDOWS_GAPS}", file=sys.stderr)
         return 2
     use_child_watcher(_own_command(options.WATCH_CHILDREN))
+    keep_login_path(data_dir)
     try:
         safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
     except OSError as exc:

@@ -1,9 +1,12 @@
 """The user's login-shell ``PATH`` (SPEC §10 ``--path-from-shell``): what a GUI-launched daemon lacks to find
 ``npx``, ``uvx`` or ``node`` from nvm or Homebrew.
 
-Read once, on the first stdio start that needs it (a daemon that starts no stdio server never runs the shell),
-bounded, and ignored whenever the shell fails, hangs or prints something that is not a ``PATH``. The value is
-taken from between two random markers, so whatever the user's profile prints around it is never mistaken for it.
+A login shell can take seconds to run a profile, so the last ``PATH`` read is kept in the data dir (0600, with the
+shell it came from) and used at once on the next launch; the shell is read again once per launch (never by a
+daemon that starts no stdio server), bounded, and ignored whenever it fails, hangs or prints something that is not
+a ``PATH``. Only a start whose command is found on neither the daemon's ``PATH`` nor the kept one waits for that
+read. The value is taken from between two random markers, so whatever the user's profile prints around it is
+never mistaken for it.
 """
 
 from __future__ import annotations
@@ -14,8 +17,12 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 import anyio
+
+from protocol.encoding import compact
+from protocol.jsonrpc import AppError
 
 READ_TIMEOUT_S = 3.0
 """The whole read: a shell still running then is killed with its process group, and nothing is added."""
@@ -91,26 +98,83 @@ async def read_login_path(env: Mapping[str, str]) -> tuple[str, ...]:
     return parse(bytes(output), marker) if len(output) <= MAX_OUTPUT else ()
 
 
+KEPT_FILE = "login-path.json"
+KEPT_VERSION = 1
+
+
 class LoginPath:
-    """The login shell's folders, read by the first stdio start that asks; starts meanwhile wait for that read,
-    and a read cancelled with its start is made again by the next one."""
+    """The login shell's folders: the ones kept from an earlier launch, and this launch's one fresh read, made by
+    the first caller that needs it (others wait for it; a read cancelled with its caller is made again)."""
 
     def __init__(self) -> None:
-        self._folders: tuple[str, ...] | None = None
+        self._data_dir: Path | None = None
+        self._kept: tuple[str, ...] | None = None
+        self._fresh: tuple[str, ...] | None = None
         self._reading: anyio.Event | None = None
 
-    async def folders(self, env: Mapping[str, str]) -> tuple[str, ...]:
-        while self._folders is None:
+    def keep_in(self, data_dir: Path) -> None:
+        """Where the last read is kept (the daemon's data dir); read on first use."""
+        self._data_dir = data_dir
+
+    def known(self, env: Mapping[str, str]) -> tuple[str, ...] | None:
+        """This launch's read, else the one kept from the last launch of the same shell, without waiting; None when
+        neither exists yet."""
+        if self._fresh is not None:
+            return self._fresh
+        if self._kept is None and self._data_dir is not None:
+            self._kept = _load(self._data_dir, login_shell(env))
+        return self._kept or None
+
+    async def fresh(self, env: Mapping[str, str]) -> tuple[str, ...]:
+        """This launch's read of the login shell (made once; kept for the next launch when it found folders)."""
+        while self._fresh is None:
             if self._reading is not None:
                 await self._reading.wait()
                 continue
             self._reading = reading = anyio.Event()
             try:
-                self._folders = await read_login_path(env)
+                folders = await read_login_path(env)
+                self._fresh = folders
+                if folders and self._data_dir is not None and folders != self._kept:
+                    await anyio.to_thread.run_sync(_keep, self._data_dir, login_shell(env), folders)
             finally:
                 self._reading = None
                 reading.set()
-        return self._folders
+        return self._fresh
+
+
+def _load(data_dir: Path, shell: str | None) -> tuple[str, ...]:
+    """The folders kept by the last launch, when they came from ``shell``; () otherwise (missing, unreadable,
+    another shell's)."""
+    import json
+
+    from mcp_runtime.storage import safe_fs
+
+    try:
+        data = safe_fs.read_file(data_dir, KEPT_FILE, MAX_PATH * 2)
+        kept = json.loads(data) if data is not None else None
+    except (OSError, ValueError, AppError):
+        return ()
+    if not isinstance(kept, dict) or kept.get("version") != KEPT_VERSION or kept.get("shell") != shell:
+        return ()
+    folders = kept.get("path")
+    if not isinstance(folders, list) or not all(isinstance(f, str) and os.path.isabs(f) for f in folders):
+        return ()
+    return tuple(folders)
+
+
+def _keep(data_dir: Path, shell: str | None, folders: tuple[str, ...]) -> None:
+    """In a worker thread: the read, for the next launch (atomic, 0600; a failure only costs that launch a wait)."""
+    from mcp_runtime.storage import safe_fs
+
+    document = {"version": KEPT_VERSION, "shell": shell, "path": list(folders)}
+    with contextlib.suppress(OSError, AppError):
+        safe_fs.write_file(data_dir, KEPT_FILE, compact(document) + b"\n")
 
 
 LOGIN_PATH = LoginPath()
+
+
+def keep_login_path(data_dir: Path) -> None:
+    """The daemon's data dir keeps the login shell's last ``PATH`` for the next launch."""
+    LOGIN_PATH.keep_in(data_dir)

@@ -89,10 +89,29 @@ async def _read_pipe(limit: int) -> tuple[asyncio.StreamReader, asyncio.ReadTran
     return reader, transport, child_end
 
 
-async def login_folders() -> tuple[str, ...]:
-    """The folders the login shell adds to ``PATH`` under ``--path-from-shell auto`` (read once, shared by every
-    start), else none. Start-up calls it early when enabled stdio servers are to be autostarted."""
-    return await LOGIN_PATH.folders(os.environ) if policy().path_from_shell else ()
+async def refresh_login_path() -> None:
+    """This launch's read of the login shell's ``PATH`` under ``--path-from-shell auto`` (once, shared by every
+    start): start-up makes it when enabled stdio servers are autostarted, once they no longer need the machine."""
+    if policy().path_from_shell:
+        await LOGIN_PATH.fresh(os.environ)
+
+
+async def _plan(config: StdioServerConfig, env: Mapping[str, str]) -> launch.Launch:
+    """The launch of a server: the login shell's folders as known now (kept or read this launch); a command found
+    in none of them waits for this launch's read, and only then is it ``commandNotFound``. Behind a sandbox the
+    daemon cannot look the command up, so only a first launch ever (nothing kept) waits."""
+    sandbox = policy().stdio_sandbox
+    if not policy().path_from_shell:
+        return launch.plan(config, env, sandbox, ())
+    known = LOGIN_PATH.known(os.environ)
+    if known is None and sandbox:
+        return launch.plan(config, env, sandbox, await LOGIN_PATH.fresh(os.environ))
+    try:
+        return launch.plan(config, env, sandbox, known or ())
+    except AppError as exc:
+        if exc.details.get("detail") != "commandNotFound":
+            raise
+    return launch.plan(config, env, sandbox, await LOGIN_PATH.fresh(os.environ))
 
 
 class StdioTransport:
@@ -133,7 +152,7 @@ class StdioTransport:
         config = self._config
         if sys.platform == "win32":
             raise AppError("unsupported", "stdio servers need POSIX process groups, which Windows does not have")
-        started = launch.plan(config, self._env, policy().stdio_sandbox, await login_folders())
+        started = await _plan(config, self._env)
         try:
             return await asyncio.create_subprocess_exec(
                 *started.argv,

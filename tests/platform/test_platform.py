@@ -3,8 +3,10 @@ hanging, noisy shells) and the child watcher process."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -107,16 +109,37 @@ def test_starts_waiting_together_share_one_read(tmp_path: Path) -> None:
         found: list[tuple[str, ...]] = []
 
         async def one() -> None:
-            found.append(await login.folders(env))
+            found.append(await login.fresh(env))
 
         async with anyio.create_task_group() as tasks:
             for _ in range(3):
                 tasks.start_soon(one)
-        found.append(await login.folders(env))
+        found.append(await login.fresh(env))
         return found
 
     assert anyio.run(main) == [("/opt/a", "/usr/bin", "/bin")] * 4
     assert runs.read_text() == "run\n"
+
+
+def test_a_read_is_kept_for_the_next_launch_of_the_same_shell(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    shell = executable(tmp_path / "sh", '#!/bin/sh\nexec /bin/sh -c "$2"\n')
+    other = executable(tmp_path / "zsh", '#!/bin/sh\nexec /bin/sh -c "$2"\n')
+    env = {"SHELL": str(shell), "PATH": "/opt/a:/usr/bin"}
+    first = LoginPath()
+    first.keep_in(data_dir)
+    assert first.known(env) is None, "nothing kept yet: a first launch waits for the read"
+    assert anyio.run(first.fresh, env) == ("/opt/a", "/usr/bin")
+    kept = data_dir / "login-path.json"
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert json.loads(kept.read_text()) == {"version": 1, "shell": str(shell), "path": ["/opt/a", "/usr/bin"]}
+    second = LoginPath()
+    second.keep_in(data_dir)
+    assert second.known(env) == ("/opt/a", "/usr/bin"), "the next launch uses it at once"
+    third = LoginPath()
+    third.keep_in(data_dir)
+    assert third.known({**env, "SHELL": str(other)}) is None, "another shell's PATH is not this one's"
 
 
 def test_the_launch_without_a_sandbox_finds_the_command_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

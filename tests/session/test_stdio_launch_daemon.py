@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -222,3 +223,49 @@ def test_the_login_shell_runs_once_and_only_for_stdio_servers(data_dir: Path, tm
         daemon.request("mcpServer/create", {"name": "three", "config": fixture_config()})
         daemon.request("mcpServer/start", {"name": "three"}, timeout=START_TIMEOUT)
     assert runs.read_text() == "run\n"
+
+
+@posix_only
+def test_the_kept_login_path_starts_servers_at_once_and_only_a_missing_command_waits(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """A login shell that takes seconds (SPEC §10): the first launch ever waits for it; later launches start with
+    the PATH it printed last time, read it again in the background, and only a command found on neither waits."""
+    home, tools = login_home(tmp_path)
+    late = home / "late"
+    executable(late / "late-mcp", f'#!/bin/sh\nexec "{tools / "fixture-mcp"}" "$@"\n')
+    started, release, done = tmp_path / "shell-started", tmp_path / "release", tmp_path / "shell-done"
+    extra = tmp_path / "extra-path"
+    shell = executable(
+        tmp_path / "slow-shell",
+        f'#!/bin/sh\ntouch "{started}"\nwhile [ ! -e "{release}" ]; do sleep 0.05; done\n'
+        f'PATH="{tools}:$(cat "{extra}" 2>/dev/null):$PATH"; export PATH\ntouch "{done}"\nexec /bin/sh -c "$2"\n',
+    )
+    env = {**gui_env(home), "SHELL": str(shell)}
+    (data_dir / "mcps.json").write_text(json.dumps({"version": 1, "mcpServers": {"fx": {"command": "fixture-mcp"}}}))
+
+    release.touch()  # the first launch: nothing is kept, the start waits for the shell
+    with running_daemon(data_dir, env=env) as daemon:
+        daemon.initialize()
+        daemon.wait_notification("mcpServer/startupStatus/updated", lambda p: p["status"] == "ready", START_TIMEOUT)
+    assert done.exists() and json.loads((data_dir / "login-path.json").read_text())["shell"] == str(shell)
+
+    for marker in (started, release, done):
+        marker.unlink()
+    with running_daemon(data_dir, env=env) as daemon:
+        daemon.initialize()
+        daemon.wait_notification("mcpServer/startupStatus/updated", lambda p: p["status"] == "ready", START_TIMEOUT)
+        assert not done.exists(), "the server started with the kept PATH, not waiting for the shell"
+        deadline = time.monotonic() + START_TIMEOUT
+        while not started.exists():  # this launch's read, made once the autostart is over
+            assert time.monotonic() < deadline, "the login shell was never read again"
+            time.sleep(0.05)
+        extra.write_text(str(late))
+        release.touch()
+
+        daemon.request("mcpServer/create", {"name": "late", "config": {"command": "late-mcp"}})
+        status = daemon.request("mcpServer/start", {"name": "late"}, timeout=START_TIMEOUT)["status"]
+        assert status["runtimeStatus"] == "connected", "found on the PATH this launch's read printed"
+        daemon.request("mcpServer/create", {"name": "gone", "config": {"command": "no-such-command"}})
+        err = error_of(daemon, "mcpServer/start", {"name": "gone"})
+        assert err.data["detail"] == "commandNotFound" and str(late) in err.data["searched"]
