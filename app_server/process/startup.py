@@ -428,10 +428,11 @@ async def _stop_when_set(event: anyio.Event, stop: anyio.Event) -> None:
 
 
 async def _load(daemon: Daemon, announce: Callable[[], None]) -> None:
-    """Start-up's background work: after the first answer, set up logging and ``announce`` the daemon, then load
-    in a worker thread (the loop keeps answering meanwhile) every handler module, so no later first request of a
-    method stalls the loop with imports; once that and the servers' start-up imports are done, freeze what was
-    loaded (``memory``) and give the GIL its default switch interval back. No server start waits for this."""
+    """Start-up's background work: after the first answer, set up logging and ``announce`` the daemon; once the
+    servers being autostarted have loaded what they need, load in a worker thread (the loop keeps answering
+    meanwhile) every handler module, so no later first request of a method stalls the loop with imports; then
+    freeze what was loaded (``memory``) and give the GIL its default switch interval back. No server start waits
+    for this."""
     import anyio
 
     from app_server.process.logs import configure, get_logger
@@ -442,8 +443,8 @@ async def _load(daemon: Daemon, announce: Callable[[], None]) -> None:
     announce()
     try:
         sys.setswitchinterval(SWITCH_INTERVAL_S)
+        await daemon.runtime_loaded()  # servers being autostarted load what they need first
         await anyio.to_thread.run_sync(_load_handlers)
-        await daemon.runtime_loaded()
     finally:  # even when a load failed (the Spawner reports it): the collector runs again
         sys.setswitchinterval(_DEFAULT_SWITCH_INTERVAL_S)
         frozen = memory.freeze_loaded()

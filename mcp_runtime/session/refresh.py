@@ -149,23 +149,59 @@ async def fetch_catalog(session: ClientSession, server: str, kinds: set[str] | f
                 return []
             raise
 
-    result: dict[str, Any] = {}
-    if "tools" in kinds:
+    async def tool_list() -> dict[str, Any]:
         dropped: list[str] = []
         tools = await list_tools(session, dropped) if caps.tools is not None else []
         await anyio.lowlevel.checkpoint()  # parsing the list and checking it are two stretches, never one
-        result["tools"] = validate_sdk_tools(server, tools)
-        result["dropped_tools"] = tuple(dropped)
         if dropped:
             log.warning("tools_dropped_invalid_headers", server=server, tools=dropped[:16])
+        return {"tools": validate_sdk_tools(server, tools), "dropped_tools": tuple(dropped)}
+
+    async def prompt_list() -> dict[str, Any]:
+        return {"prompts": await optional(lambda c: session.list_prompts(params=_params(c)), "prompts")}
+
+    async def resource_lists() -> dict[str, Any]:
+        return {
+            "resources": await optional(lambda c: session.list_resources(params=_params(c)), "resources"),
+            "resource_templates": await optional(
+                lambda c: session.list_resource_templates(params=_params(c)), "resource_templates"
+            ),
+        }
+
+    jobs: list[Callable[[], Awaitable[dict[str, Any]]]] = []
+    if "tools" in kinds:
+        jobs.append(tool_list)
     if "prompts" in kinds and caps.prompts is not None:
-        result["prompts"] = await optional(lambda c: session.list_prompts(params=_params(c)), "prompts")
+        jobs.append(prompt_list)
     if "resources" in kinds and caps.resources is not None:
-        result["resources"] = await optional(lambda c: session.list_resources(params=_params(c)), "resources")
-        result["resource_templates"] = await optional(
-            lambda c: session.list_resource_templates(params=_params(c)), "resource_templates"
-        )
+        jobs.append(resource_lists)
+    result: dict[str, Any] = {}
+    for part in await concurrently(jobs):
+        result.update(part)
     return result
+
+
+async def concurrently(jobs: list[Callable[[], Awaitable[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """Every job at once (a catalog's lists are independent round trips; the slowest sets the time), and the first
+    failure raised as itself once the others are cancelled."""
+    if len(jobs) == 1:
+        return [await jobs[0]()]
+    results: list[dict[str, Any]] = [{} for _ in jobs]
+    failures: list[Exception] = []
+
+    async def run(index: int, job: Callable[[], Awaitable[dict[str, Any]]], scope: anyio.CancelScope) -> None:
+        try:
+            results[index] = await job()
+        except Exception as exc:
+            failures.append(exc)
+            scope.cancel()
+
+    async with anyio.create_task_group() as tasks:
+        for index, job in enumerate(jobs):
+            tasks.start_soon(run, index, job, tasks.cancel_scope)
+    if failures:
+        raise failures[0]
+    return results
 
 
 class CallGate:

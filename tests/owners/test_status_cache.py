@@ -33,6 +33,7 @@ def key(**changes: Any) -> RowKey:
         "auth": "unsupported",
         "starting": False,
         "disabled": False,
+        "asleep": False,
         "config": CONFIG,
         "slot": None,
         "state": None,
@@ -63,6 +64,7 @@ def test_a_row_is_rebuilt_only_when_its_key_changes() -> None:
     for changed in (
         key(state=object()),
         key(state=state, starting=True),
+        key(state=state, asleep=True),
         key(state=state, error=error),
         key(state=state, auth="oAuth"),
         key(state=state, config=parse_server_config("a", {"command": "true"})),
@@ -70,9 +72,9 @@ def test_a_row_is_rebuilt_only_when_its_key_changes() -> None:
         row = cache.row("a", changed, build)
         assert row is built[-1] and row is not first
         first = row
-    assert len(built) == 6
+    assert len(built) == 7
     cache.forget("a")
-    assert cache.row("a", key(state=state, error=error), build) is built[-1] and len(built) == 7
+    assert cache.row("a", key(state=state, error=error), build) is built[-1] and len(built) == 8
 
 
 @pytest.mark.parametrize("detail", DETAILS)

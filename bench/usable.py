@@ -1,0 +1,137 @@
+"""Time to usable (SPEC §8): spawn → every enabled server ``ready``, with 8 fast stdio servers enabled in the store and
+``--path-from-shell auto``, against the floor measured in the same run: a bare Python process that imports the MCP
+SDK's client and starts and initializes the same 8 servers in parallel (``bench/usable_floor.py``). The daemon's
+user has a login shell whose profile takes a second (as nvm's does), which the daemon reads once per launch. Rounds
+take turns (daemon, floor, daemon, …) so a drift of the machine's speed weighs on both alike; medians.
+Run: ``.venv/bin/python -m bench.usable [--rounds 7] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.pipe import ROOT, JsonPipe, daemon_command, encode
+from bench.tool_call import EVERYTHING
+
+BUDGET = 1.3
+SERVERS = 8
+
+
+def _servers() -> dict[str, dict[str, Any]]:
+    """8 fast stdio servers (npm server-everything, Node) as a user's store holds them."""
+    return {
+        f"server-{i}": {"command": EVERYTHING[0], "args": EVERYTHING[1:], "env": {"SERVER_INDEX": str(i)}}
+        for i in range(SERVERS)
+    }
+
+
+def _fill(data_dir: str) -> None:
+    with JsonPipe(daemon_command(data_dir)) as pipe:
+        pipe.initialize()
+        for name, config in _servers().items():
+            pipe.request(name, "mcpServer/create", {"name": name, "config": config})
+
+
+def _slow_login_home(folder: str) -> dict[str, str]:
+    """The environment of a daemon whose user's login profile takes a second."""
+    home = Path(folder) / "home"
+    home.mkdir(exist_ok=True)
+    (home / ".bash_profile").write_text("sleep 1\n")
+    return {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(home), "SHELL": "/bin/bash"}
+
+
+def daemon_round(data_dir: str, env: dict[str, str]) -> tuple[float, float]:
+    """(seconds until every enabled server is ``ready``, until the first ``mcpServer/list`` is answered), the
+    host sending ``initialize``, ``initialized`` and the list at once, as a host does at launch."""
+    started = time.perf_counter()
+    ready: set[str] = set()
+    listed = None
+    with JsonPipe(daemon_command(data_dir, "--path-from-shell", "auto"), env) as pipe:
+        pipe.write(encode("init", "initialize", {"clientInfo": {"name": "bench", "version": "0"}}))
+        pipe.write(b'{"jsonrpc":"2.0","method":"initialized"}\n' + encode("list", "mcpServer/list", {}))
+        while len(ready) < SERVERS:
+            line = pipe.stdout.readline()
+            if not line:
+                raise RuntimeError("the daemon exited")
+            message = json.loads(line)
+            if message.get("id") == "list":
+                listed = time.perf_counter() - started
+            params = message.get("params") or {}
+            if message.get("method") == "mcpServer/startupStatus/updated" and params.get("threadId") is None:
+                if params["status"] == "failed":
+                    raise RuntimeError(f"{params['name']} failed: {params['error']}")
+                if params["status"] == "ready":
+                    ready.add(params["name"])
+        usable = time.perf_counter() - started
+    assert listed is not None
+    return usable, listed
+
+
+def floor_round() -> float:
+    argv = [[config["command"], *config["args"]] for config in _servers().values()]
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "usable_floor.py"), json.dumps(argv)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    elapsed = time.perf_counter() - started
+    process.kill()
+    process.wait()
+    if line.strip() != b"ready":
+        raise RuntimeError("the floor process did not start its servers")
+    return elapsed
+
+
+def measure(rounds: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as data_dir, tempfile.TemporaryDirectory() as home:
+        _fill(data_dir)
+        env = _slow_login_home(home)
+        daemon_round(data_dir, env)  # warm the page cache (node_modules, the SDK) for both sides
+        floor_round()
+        daemon: list[tuple[float, float]] = []
+        floor: list[float] = []
+        for _ in range(rounds):
+            daemon.append(daemon_round(data_dir, env))
+            floor.append(floor_round())
+    usable = statistics.median(u for u, _ in daemon)
+    floor_s = statistics.median(floor)
+    return {
+        "servers": SERVERS,
+        "usable_s": round(usable, 3),
+        "floor_s": round(floor_s, 3),
+        "ratio": round(usable / floor_s, 2),
+        "budget_ratio": BUDGET,
+        "first_list_while_starting_ms": round(statistics.median(listed for _, listed in daemon) * 1000, 1),
+        "rounds": rounds,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    report = measure(args.rounds)
+    if args.json:
+        print(json.dumps(report))
+        return
+    print(f"spawn → {report['servers']} servers ready   daemon {report['usable_s']} s   floor {report['floor_s']} s   "
+          f"ratio {report['ratio']} (budget ≤ {BUDGET})")
+    print(f"first mcpServer/list while they start: {report['first_list_while_starting_ms']} ms")
+
+
+if __name__ == "__main__":
+    main()
