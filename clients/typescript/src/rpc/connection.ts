@@ -80,7 +80,7 @@ interface Registration {
 type JsonObject = { readonly [key: string]: unknown };
 type NotificationHandler = (params: never) => void;
 
-/** setTimeout's longest delay; a longer one would fire at once. */
+/** setTimeout's longest delay (about 24.8 days); a longer one would fire at once, so it means "never". */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The start of a response as the daemon writes it, up to its id: what a dropped line is matched by. */
 const RESPONSE_HEAD = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/;
@@ -165,11 +165,11 @@ export class RpcConnection {
         return;
       }
       signal?.addEventListener("abort", onAbort, { once: true });
-      if (timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS) {
+      if (Number.isFinite(timeoutMs) && timeoutMs <= MAX_TIMER_MS) {
         const message = `${method} got no answer within ${timeoutMs} ms`;
         timer = setTimeout(
           () => giveUp(AppServerError.local("timeout", message, { method, timeoutMs }, method)),
-          timeoutMs,
+          Math.max(0, timeoutMs),
         );
       }
       const dispatch = (): void => {
