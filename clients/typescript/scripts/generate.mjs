@@ -3,7 +3,7 @@
 // validators, compiled now by Ajv's standalone code generation and written as JavaScript straight into
 // dist/generated/validators.js (their types beside it and in src/generated/ for tsc), so that the package never
 // compiles a schema, nor makes code from text, at run time.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import ajvModule from "ajv/dist/2020.js";
 import standaloneModule from "ajv/dist/standalone/index.js";
 
@@ -101,6 +101,7 @@ export declare const validators: { readonly [name: string]: CompiledValidator };
 export declare const tables: ValidatorTables;
 `;
 
+rmSync(new URL("..", dist), { recursive: true, force: true }); // what tsc writes next is all dist/ holds: no stale module
 for (const dir of [out, dist]) mkdirSync(dir, { recursive: true });
 writeFileSync(new URL("protocol.ts", out), readFileSync(new URL("typescript/index.ts", schemas)));
 writeFileSync(new URL("validators.d.ts", out), declarations);

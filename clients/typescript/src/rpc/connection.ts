@@ -114,13 +114,20 @@ export class RpcConnection {
     const link: Link = { transport, closed: false };
     this.link = link;
     const inbox: Array<() => void> = [];
+    const drain = (): void => {
+      while (inbox.length > 0) {
+        try {
+          inbox[0]?.(); // while it runs, what arrives queues behind it
+        } catch (error) {
+          this.options.report(asError(error));
+        }
+        inbox.shift();
+      }
+    };
     const deliver = (event: () => void): void => {
       if (this.guard.isLoaded && inbox.length === 0) event();
       else if (inbox.push(event) === 1) {
-        this.guard.loaded.then(
-          () => inbox.splice(0).forEach((run) => run()),
-          (error: unknown) => this.options.report(asError(error)),
-        );
+        this.guard.loaded.then(drain, (error: unknown) => this.options.report(asError(error)));
       }
     };
     transport.start({
