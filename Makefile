@@ -28,9 +28,11 @@ node_modules/.installed: package.json package-lock.json $(CLIENT)/package.json $
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# The client package (an npm workspace), built from its sources and the generated types and schema.
-$(CLIENT_BUILT): node_modules/.installed $(wildcard $(CLIENT)/src/*.ts) $(CLIENT)/tsconfig.json \
-		$(CLIENT)/tsconfig.base.json schemas/protocol.schema.json schemas/typescript/index.ts
+# The client package (an npm workspace), built from its sources, the generated types and the validators Ajv compiles
+# from the schema at build time.
+$(CLIENT_BUILT): node_modules/.installed $(wildcard $(CLIENT)/src/*.ts $(CLIENT)/src/rpc/*.ts) $(CLIENT)/tsconfig.json \
+		$(CLIENT)/tsconfig.base.json $(CLIENT)/scripts/generate.mjs schemas/protocol.schema.json \
+		schemas/typescript/index.ts
 	npm run build --silent --workspace $(CLIENT)
 	touch $@
 
@@ -142,6 +144,7 @@ bench: setup
 	$(PY) -m bench.report
 	$(PY) -m bench.search
 	$(PY) -m bench.storm
+	npm run bench --silent --workspace $(CLIENT)
 
 conformance: setup
 	$(PY) scripts/conformance/run.py

@@ -13,3 +13,5 @@ PROTOCOL_VERSION = "2026-11-30"
 TransportName = Literal["stdio", "http"]
 TRANSPORTS: tuple[TransportName, ...] = ("stdio", "http")
 """The MCP transports a server config may name (``--transports`` picks among them)."""
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+"""The longest JSON-RPC line, in bytes: a longer one is refused (``messageTooLarge``) without being held whole."""

@@ -1,8 +1,9 @@
 """TypeScript bindings generated from the JSON Schema bundle, so both come from the same models.
 
 ``index.ts`` holds one type per protocol type (named as in the bundle's ``$defs``), the request/response maps a
-typed client needs (``ClientRequest``, ``ClientResponseByMethod``, ``ServerNotification``, ``ServerRequest``) and
-the error reasons with their codes. The output depends only on the models: byte-identical on every run.
+typed client needs (``ClientRequest``, ``ClientResponseByMethod``, ``ServerNotification``, ``ServerRequest``), the
+error reasons with their codes, and the plain facts the daemon owns (versions, the message cap, the tool-name rule).
+The output depends only on the models and those facts: byte-identical on every run.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from protocol import constants, tool_names
 from protocol.catalog import CLIENT_NOTIFICATIONS
 from protocol.errors import MODEL_OF_REASON, reasons_of
 from protocol.jsonrpc import REASON_CODES
@@ -33,6 +35,11 @@ ENVELOPE_NAMES = frozenset(
         "ServerMessage",
         "ERROR_CODES",
         "ErrorDataByReason",
+        "DAEMON_NAME",
+        "DAEMON_VERSION",
+        "PROTOCOL_VERSION",
+        "MAX_MESSAGE_BYTES",
+        "TOOL_NAME_RULE",
     }
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
@@ -244,6 +251,44 @@ def _errors() -> list[str]:
     ]
 
 
+_PORTABLE_PATTERN = re.compile(r"[A-Za-z0-9_\-\[\]{},+]+")
+"""Character classes and repeats (`+`, `{m,n}`): the syntax Python's ``re`` and JavaScript read alike."""
+
+
+def _regex(pattern: str) -> str:
+    """A JavaScript literal matching what ``re.fullmatch(pattern, …)`` matches."""
+    if not _PORTABLE_PATTERN.fullmatch(pattern):
+        raise ValueError(f"the pattern {pattern!r} uses syntax JavaScript may read differently")
+    return f"/^(?:{pattern})$/"
+
+
+def _facts() -> list[str]:
+    """What the daemon owns and a client must agree with, from their one home in ``protocol/``."""
+    rule = "\n".join(
+        [
+            f"  prefix: {json.dumps(tool_names.TOOL_PREFIX)},",
+            f"  separator: {json.dumps(tool_names.TOOL_SEPARATOR)},",
+            f"  serverName: {_regex(tool_names.SERVER_NAME_PATTERN)},",
+            f"  toolName: {_regex(tool_names.TOOL_NAME_PATTERN)},",
+            f"  maxFullName: {tool_names.MAX_TOOL_FULL_NAME},",
+        ]
+    )
+    return [
+        f"/** The daemon's name (`serverInfo.name`). */\nexport const DAEMON_NAME = {json.dumps(constants.NAME)};",
+        f"/** The daemon version these bindings were generated from. */\n"
+        f"export const DAEMON_VERSION = {json.dumps(constants.VERSION)};",
+        f"/** The version of this JSON-RPC protocol (`initialize`'s `protocolVersion`). */\n"
+        f"export const PROTOCOL_VERSION = {json.dumps(constants.PROTOCOL_VERSION)};",
+        f"/** The longest JSON-RPC line the daemon accepts, in bytes (without the newline). */\n"
+        f"export const MAX_MESSAGE_BYTES = {constants.MAX_MESSAGE_BYTES};",
+        "/**\n"
+        " * Tool names, `<prefix><server><separator><tool>`: a server name matches `serverName` and never contains\n"
+        " * `separator`, a tool name matches `toolName`, and the full name is at most `maxFullName` characters.\n"
+        " */\n"
+        f"export const TOOL_NAME_RULE = {{\n{rule}\n}} as const;",
+    ]
+
+
 def render() -> str:
     """The whole ``index.ts``."""
     document = bundle()
@@ -252,7 +297,8 @@ def render() -> str:
     if clash:
         raise ValueError(f"protocol types named like the generated envelope types: {sorted(clash)}")
     emitter = _Emitter(defs)
-    parts = [HEADER, *(emitter.declaration(name) for name in defs), *_Envelopes(document).render(), *_errors()]
+    declarations = (emitter.declaration(name) for name in defs)
+    parts = [HEADER, *declarations, *_Envelopes(document).render(), *_errors(), *_facts()]
     return "\n\n".join(parts) + "\n"
 
 

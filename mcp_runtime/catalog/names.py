@@ -12,12 +12,10 @@ import re
 from collections.abc import Sequence
 
 from mcp_runtime.config.rules import check_server_name
-from mcp_runtime.limits import MAX_TOOL_FULL_NAME
 from protocol.jsonrpc import AppError
+from protocol.tool_names import MAX_TOOL_FULL_NAME, TOOL_NAME_PATTERN, TOOL_PREFIX, TOOL_SEPARATOR
 
-PREFIX = "mcp__"
-SEPARATOR = "__"
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
 
 
 def invalid_tool_name(message: str, server: str, tool: str) -> AppError:
@@ -29,7 +27,7 @@ def full_name(server: str, tool: str) -> str:
     check_server_name(server)
     if not _TOOL_NAME.fullmatch(tool):
         raise invalid_tool_name("tool names are characters of [A-Za-z0-9_-]", server, tool)
-    name = f"{PREFIX}{server}{SEPARATOR}{tool}"
+    name = f"{TOOL_PREFIX}{server}{TOOL_SEPARATOR}{tool}"
     if len(name) > MAX_TOOL_FULL_NAME:
         raise invalid_tool_name(f"full tool name is longer than {MAX_TOOL_FULL_NAME} characters", server, tool)
     return name
@@ -47,9 +45,9 @@ def check_tool_names(server: str, names: Sequence[str]) -> None:
 
 def split_full_name(name: str) -> tuple[str, str] | None:
     """The inverse of :func:`full_name` (split at the first ``__``), or ``None`` when it is not one."""
-    if not name.startswith(PREFIX):
+    if not name.startswith(TOOL_PREFIX):
         return None
-    server, sep, tool = name[len(PREFIX) :].partition(SEPARATOR)
+    server, sep, tool = name[len(TOOL_PREFIX) :].partition(TOOL_SEPARATOR)
     if not sep:
         return None
     try:

@@ -19,10 +19,11 @@ from typing import Any, TypeVar
 
 from pydantic import PrivateAttr
 
-from mcp_runtime.catalog.names import PREFIX, SEPARATOR, check_tool_names, full_name
+from mcp_runtime.catalog.names import check_tool_names, full_name
 from protocol.config import McpServerConfig
 from protocol.server import McpTool
 from protocol.tool import ToolView
+from protocol.tool_names import TOOL_PREFIX, TOOL_SEPARATOR
 
 AUTO_DEFER_THRESHOLD = 16
 """``toolLoading: "auto"`` defers a server's tools when it exposes more than this many."""
@@ -67,7 +68,7 @@ def _raw_names(server: str, names: Iterable[str] | None) -> set[str] | None:
     """Server filter entries as raw tool names: a full name of this server is reduced to its tool part."""
     if names is None:
         return None
-    own = f"{PREFIX}{server}{SEPARATOR}"
+    own = f"{TOOL_PREFIX}{server}{TOOL_SEPARATOR}"
     return {name[len(own) :] if name.startswith(own) else name for name in names}
 
 

@@ -16,9 +16,10 @@ from pydantic import TypeAdapter, ValidationError
 from protocol.config import HttpServerConfig, McpServerConfig, OAuthSettings, StdioServerConfig
 from protocol.jsonrpc import AppError, validation_errors
 from protocol.secrets import is_secret_name
+from protocol.tool_names import SERVER_NAME_PATTERN, TOOL_SEPARATOR
 
 CONFIG_ADAPTER = TypeAdapter(McpServerConfig)
-_NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
+_NAME = re.compile(SERVER_NAME_PATTERN)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HTTP_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 LOADER_VARIABLES = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"})
@@ -42,7 +43,7 @@ RESERVED_HEADERS = frozenset(
 
 
 def check_server_name(name: str) -> None:
-    if not _NAME.fullmatch(name) or "__" in name:
+    if not _NAME.fullmatch(name) or TOOL_SEPARATOR in name:
         raise AppError(
             "invalidServerName",
             "server names are 1-24 characters of [A-Za-z0-9_-] and never contain '__'",

@@ -2362,3 +2362,27 @@ export type ErrorDataByReason = {
   "unsupported": UnsupportedErrorData;
   "upstreamError": UpstreamErrorData;
 };
+
+/** The daemon's name (`serverInfo.name`). */
+export const DAEMON_NAME = "mcp-app-server";
+
+/** The daemon version these bindings were generated from. */
+export const DAEMON_VERSION = "0.1.0";
+
+/** The version of this JSON-RPC protocol (`initialize`'s `protocolVersion`). */
+export const PROTOCOL_VERSION = "2026-11-30";
+
+/** The longest JSON-RPC line the daemon accepts, in bytes (without the newline). */
+export const MAX_MESSAGE_BYTES = 4194304;
+
+/**
+ * Tool names, `<prefix><server><separator><tool>`: a server name matches `serverName` and never contains
+ * `separator`, a tool name matches `toolName`, and the full name is at most `maxFullName` characters.
+ */
+export const TOOL_NAME_RULE = {
+  prefix: "mcp__",
+  separator: "__",
+  serverName: /^(?:[A-Za-z0-9_-]{1,24})$/,
+  toolName: /^(?:[A-Za-z0-9_-]+)$/,
+  maxFullName: 64,
+} as const;

@@ -1,5 +1,8 @@
-import { AppServerError, ProtocolViolation } from "./errors.js";
-import type { AppServerErrorOf, ViolationKind } from "./errors.js";
+// The app client: what a host programs against. Typed requests by method, typed notifications and client events,
+// elicitation, and the sidecar's life (spawn, exit, restart), on top of the protocol core in rpc/.
+import { AppServerError } from "./errors.js";
+import type { AppServerErrorOf } from "./errors.js";
+import { DAEMON_VERSION } from "./generated/protocol.js";
 import type {
   ClientCapabilities,
   ClientInfo,
@@ -8,13 +11,14 @@ import type {
   ElicitationRequest,
   ElicitationResponse,
   InitializeResult,
-  JsonRpcError,
-  RequestId,
   ServerNotificationParamsByMethod,
 } from "./generated/protocol.js";
-import { ProtocolGuard } from "./guard.js";
-import type { SidecarOptions, SidecarTransport } from "./sidecar.js";
-import type { Transport, TransportClosed } from "./transport.js";
+import { RpcConnection, violation } from "./rpc/connection.js";
+import type { NotificationMethod, RequestOptions, ServerRequestContext } from "./rpc/connection.js";
+import type { Transport, TransportClosed } from "./rpc/transport.js";
+import type { SidecarOptions, SidecarTransport, StderrSink } from "./sidecar.js";
+
+export type { RequestOptions } from "./rpc/connection.js";
 
 /** A method a client calls with `request` (`initialize` goes through `initialize`). */
 export type Method = Exclude<keyof ClientResponseByMethod & keyof ClientParamsByMethod, "initialize">;
@@ -24,14 +28,6 @@ export type ParamsOf<M extends Method> = ClientParamsByMethod[M];
 
 /** The result of `method`. */
 export type ResultOf<M extends Method> = ClientResponseByMethod[M];
-
-/** How long a request may take and how to cancel it. */
-export interface RequestOptions {
-  /** Aborting it sends `$/cancelRequest` and rejects the request with reason `cancelled`. */
-  readonly signal?: AbortSignal | undefined;
-  /** After this long, `$/cancelRequest` is sent and the request rejects with reason `timeout`. */
-  readonly timeoutMs?: number | undefined;
-}
 
 /** `request`'s arguments after the method: params may be left out where every param is optional. */
 export type RequestArgs<M extends Method> =
@@ -68,8 +64,8 @@ export interface ClientEvents {
   /** A restarted sidecar answered `initialize`: the client is usable again (subscriptions must be made again). */
   restarted: InitializeResult;
   /**
-   * Something that could not be given to a caller: a `ProtocolViolation` of a notification or server request, an
-   * error answer to no request, an exception thrown by a handler.
+   * Something that could not be given to a caller: a `ProtocolViolation` of a notification or server request (or of
+   * a line that could not be read), an error answer to no request, an exception thrown by a handler.
    */
   error: Error;
 }
@@ -85,11 +81,11 @@ export type EventPayload<E extends EventName> = E extends keyof ServerNotificati
     : never;
 
 /** What an elicitation handler is given besides the request. */
-export interface ElicitationContext {
+export interface ElicitationContext extends ServerRequestContext {
   /** Aborted when the daemon resolved the request without this answer (the call ended) or the sidecar went away. */
   readonly signal: AbortSignal;
   /** The server request's id (as `serverRequest/resolved` names it). */
-  readonly requestId: RequestId;
+  readonly requestId: ServerRequestContext["requestId"];
 }
 
 /** Answers `mcpServer/elicitation/request`: shows the form and returns the user's decision. */
@@ -102,6 +98,16 @@ export type ElicitationHandler = (
 export interface ClientOptions {
   /** Called with each message sent (`out`) and received (`in`), as JSON text: for logs and bug reports. */
   readonly trace?: ((direction: "in" | "out", text: string) => void) | undefined;
+  /** How long a request may take when it names no `timeoutMs` (default 330 000 ms; `Infinity` never times out). */
+  readonly requestTimeoutMs?: number | undefined;
+}
+
+/** How long `waitFor` waits and how to stop it. */
+export interface WaitOptions {
+  /** Give up after this long (ms): rejects with reason `timeout`. Without it, waits until the client closes. */
+  readonly timeoutMs?: number | undefined;
+  /** Aborting it rejects with reason `cancelled`. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** When and how often a crashed sidecar is started again. */
@@ -116,7 +122,7 @@ export interface RestartPolicy {
 
 /** Options of `AppServerClient.spawn`. */
 export interface SpawnOptions extends ClientOptions, SidecarOptions {
-  /** Who the client is (default `{name: "mcp-app-server-client", version}`). */
+  /** Who the client is (default `CLIENT_INFO`). */
   readonly clientInfo?: ClientInfo | undefined;
   /** Sent with `initialize` (e.g. notification opt-outs). */
   readonly capabilities?: ClientCapabilities | undefined;
@@ -126,76 +132,76 @@ export interface SpawnOptions extends ClientOptions, SidecarOptions {
   readonly startTimeoutMs?: number | undefined;
 }
 
-/** The client's name and version when `spawn` is given none. */
-export const CLIENT_INFO: ClientInfo = { name: "mcp-app-server-client", version: "0.1.0" };
+/** The client's name and version when `spawn` is given none (the package is versioned with the daemon). */
+export const CLIENT_INFO: ClientInfo = { name: "mcp-app-server-client", version: DAEMON_VERSION };
 
+/** A request's timeout when neither it nor the client names one: longer than the daemon's own tool timeouts. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 330_000;
 const DEFAULT_START_TIMEOUT_MS = 30_000;
 const STABLE_MS = 30_000;
-
-interface Pending {
-  readonly method: string;
-  resolve(result: unknown): void;
-  reject(error: Error): void;
-}
-
-interface Link {
-  readonly transport: Transport;
-  closed: boolean;
-  readonly since: number;
-}
+const CANCEL: ElicitationResponse = { action: "cancel" };
+const CLIENT_EVENTS: ReadonlySet<string> = new Set<keyof ClientEvents>(["exit", "restarted", "error"]);
 
 type State = "new" | "initializing" | "ready" | "restarting" | "closed";
 type Handler = (payload: never) => void;
-type JsonObject = { readonly [key: string]: unknown };
 
 /**
  * The one way a host talks to mcp-app-server: typed requests, typed notifications, elicitation, and a guard that
  * checks every incoming message against the protocol's JSON Schema before anything reaches the caller.
  */
 export class AppServerClient {
-  private readonly guard = new ProtocolGuard();
-  private readonly pending = new Map<RequestId, Pending>();
-  private readonly abandoned = new Set<RequestId>();
+  private readonly rpc: RpcConnection;
   private readonly listeners = new Map<string, Set<Handler>>();
-  private readonly elicitations = new Map<RequestId, AbortController>();
   private readonly waiters: Array<{ resolve(): void; reject(error: Error): void }> = [];
-  private readonly trace: ClientOptions["trace"];
+  private readonly finishers = new Set<(error: Error) => void>();
   private elicitationHandler: ElicitationHandler | undefined;
-  private link: Link | undefined;
   private state: State = "new";
   private closing = false;
-  private nextId = 1;
   private hello: { clientInfo: ClientInfo; capabilities: ClientCapabilities | undefined } | undefined;
   private result: InitializeResult | undefined;
+  private linkSince = 0;
   private relaunch: (() => Transport) | undefined;
   private restartPolicy: Required<RestartPolicy> | undefined;
   private restartAttempts = 0;
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
   private startTimeoutMs = DEFAULT_START_TIMEOUT_MS;
+  private stderr: StderrSink | undefined;
   private readonly closedPromise: Promise<void>;
   private resolveClosed: () => void = () => {};
 
   /** A client on `transport`; call `initialize` before anything else. */
   constructor(transport: Transport, options: ClientOptions = {}) {
-    this.trace = options.trace;
     this.closedPromise = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });
+    this.rpc = new RpcConnection({
+      trace: options.trace,
+      requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      report: (error) => this.emit("error", error),
+      closed: (info, lost) => this.linkClosed(info, lost),
+    });
+    this.rpc.onRequest("mcpServer/elicitation/request", (request, context) => this.elicit(request, context), CANCEL);
+    this.rpc.onNotification("serverRequest/resolved", (resolved) => this.rpc.abandonServerRequest(resolved.requestId));
     this.attach(transport);
   }
 
   /**
    * Start the sidecar (`command args… --data-dir DIR`), initialize it, and resolve with the client once it is ready.
-   * With `restart`, a crashed sidecar is started and initialized again.
+   * With `restart`, a crashed sidecar is started and initialized again; with `stderr`, every sidecar's stderr is
+   * written there too.
    */
   static async spawn(
     command: string,
     args: readonly string[] = [],
     options: SpawnOptions = {},
   ): Promise<AppServerClient> {
-    const { startSidecar } = await import("./sidecar.js");
-    const launch = (): Transport => startSidecar(command, args, options);
-    const client = new AppServerClient(launch(), options);
+    const { openStderr, startSidecar } = await import("./sidecar.js");
+    let client: AppServerClient | undefined;
+    const stderr =
+      options.stderr === undefined ? undefined : openStderr(options.stderr, (error) => client?.emit("error", error));
+    const launch = (): Transport => startSidecar(command, args, options, stderr);
+    client = new AppServerClient(launch(), options);
+    client.stderr = stderr;
     client.startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
     try {
       await client.initialize(options.clientInfo ?? CLIENT_INFO, options.capabilities);
@@ -222,7 +228,7 @@ export class AppServerClient {
 
   /** The sidecar's process id, for a client made by `spawn`. */
   get pid(): number | undefined {
-    return (this.link?.transport as Partial<SidecarTransport> | undefined)?.pid;
+    return (this.rpc.transport as Partial<SidecarTransport> | undefined)?.pid;
   }
 
   /** Resolves when the client is closed for good (after `close()`, or when a sidecar is gone and not restarted). */
@@ -248,11 +254,12 @@ export class AppServerClient {
 
   /**
    * Call `method`; resolves with its result, checked against the protocol. Rejects with `AppServerError` (typed by
-   * reason) or `ProtocolViolation` (the answer does not match the protocol).
+   * reason: `cancelled`, `timeout` and `connectionLost` with `source: "client"` when the client decided) or
+   * `ProtocolViolation` (the answer does not match the protocol).
    */
   request<M extends Method>(method: M, ...args: RequestArgs<M>): Promise<ResultOf<M>> {
     const [params, options] = args as [ParamsOf<M> | undefined, RequestOptions | undefined];
-    return this.send(method, params, options ?? {}, false) as Promise<ResultOf<M>>;
+    return this.call(method, params, options ?? {}) as Promise<ResultOf<M>>;
   }
 
   /** Every item of a paginated list, page after page (following `nextCursor`). */
@@ -264,12 +271,7 @@ export class AppServerClient {
     const seen = new Set<string>();
     let cursor: string | undefined;
     do {
-      const page = (await this.send(
-        method,
-        { ...params, ...(cursor === undefined ? {} : { cursor }) },
-        options,
-        false,
-      )) as {
+      const page = (await this.call(method, { ...params, ...(cursor === undefined ? {} : { cursor }) }, options)) as {
         data: PageItem<M>[];
         nextCursor?: string;
       };
@@ -284,6 +286,9 @@ export class AppServerClient {
 
   /** Listen to a notification (its params, checked) or a client event; returns the function that stops it. */
   on<E extends EventName>(event: E, handler: (payload: EventPayload<E>) => void): () => void {
+    if (!CLIENT_EVENTS.has(event)) {
+      return this.rpc.onNotification(event as NotificationMethod, handler as (params: unknown) => void);
+    }
     let handlers = this.listeners.get(event);
     if (handlers === undefined) {
       handlers = new Set();
@@ -294,6 +299,62 @@ export class AppServerClient {
     return () => {
       this.listeners.get(event)?.delete(stored);
     };
+  }
+
+  /**
+   * The payload of the first `event` from now on that `predicate` accepts (any, without one), as `on` hands it
+   * over. Rejects with reason `timeout` after `timeoutMs`, `cancelled` when `signal` aborts, `connectionLost` when
+   * the client closes for good first, or with what `predicate` throws.
+   */
+  waitFor<E extends EventName>(
+    event: E,
+    predicate?: (payload: EventPayload<E>) => boolean,
+    options: WaitOptions = {},
+  ): Promise<EventPayload<E>> {
+    const { signal, timeoutMs } = options;
+    return new Promise((resolve, reject) => {
+      const stops: Array<() => void> = [];
+      const settle = (outcome: () => void): void => {
+        for (const stop of stops.splice(0)) stop();
+        outcome();
+      };
+      const fail = (error: Error): void => settle(() => reject(error));
+      const abort = (): void => fail(AppServerError.local("cancelled", `waiting for ${event} was cancelled`, {}));
+      if (signal?.aborted) {
+        abort();
+        return;
+      }
+      if (this.state === "closed") {
+        fail(lost("the client is closed"));
+        return;
+      }
+      stops.push(
+        this.on(event, (payload) => {
+          let accepted: boolean;
+          try {
+            accepted = predicate === undefined || predicate(payload);
+          } catch (error) {
+            fail(error instanceof Error ? error : new Error(String(error)));
+            return;
+          }
+          if (accepted) settle(() => resolve(payload));
+        }),
+      );
+      this.finishers.add(fail);
+      stops.push(() => this.finishers.delete(fail));
+      if (signal !== undefined) {
+        signal.addEventListener("abort", abort, { once: true });
+        stops.push(() => signal.removeEventListener("abort", abort));
+      }
+      if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
+        const message = `no ${event} within ${timeoutMs} ms`;
+        const timer = setTimeout(
+          () => fail(AppServerError.local("timeout", message, { method: event, timeoutMs })),
+          timeoutMs,
+        );
+        stops.push(() => clearTimeout(timer));
+      }
+    });
   }
 
   /**
@@ -312,25 +373,26 @@ export class AppServerClient {
   async close(): Promise<void> {
     this.closing = true;
     if (this.restartTimer !== undefined) clearTimeout(this.restartTimer);
-    const link = this.link;
-    if (link !== undefined && !link.closed) {
-      await link.transport.close();
-      this.linkClosed(link, { code: null, signal: null, stderrTail: "" });
-    } else if (this.state !== "closed") {
-      this.finish();
-    }
+    if (this.rpc.isOpen) await this.rpc.close();
+    if (this.state !== "closed") this.finish(lost("the client is closed"));
     await this.closedPromise;
   }
 
+  private call(method: string, params: unknown, options: RequestOptions): Promise<unknown> {
+    return this.rpc.request(method, params, { ...options, after: this.whenReady() });
+  }
+
   private attach(transport: Transport): void {
-    const link: Link = { transport, closed: false, since: Date.now() };
-    this.link = link;
-    transport.start({
-      message: (text) => {
-        if (this.link === link && !link.closed) this.receive(text);
-      },
-      closed: (info) => this.linkClosed(link, info),
-    });
+    this.linkSince = Date.now();
+    this.rpc.connect(transport);
+  }
+
+  private elicit(
+    request: ElicitationRequest,
+    context: ServerRequestContext,
+  ): ElicitationResponse | Promise<ElicitationResponse> {
+    const handler = this.elicitationHandler;
+    return handler === undefined ? CANCEL : handler(request, context);
   }
 
   private async handshake(): Promise<void> {
@@ -339,8 +401,10 @@ export class AppServerClient {
       clientInfo: hello.clientInfo,
       ...(hello.capabilities === undefined ? {} : { capabilities: hello.capabilities }),
     };
-    this.result = (await this.send("initialize", params, { timeoutMs: this.startTimeoutMs }, true)) as InitializeResult;
-    this.post({ jsonrpc: "2.0", method: "initialized" });
+    this.result = (await this.rpc.request("initialize", params, {
+      timeoutMs: this.startTimeoutMs,
+    })) as InitializeResult;
+    this.rpc.notify("initialized");
   }
 
   private ready(): void {
@@ -362,249 +426,22 @@ export class AppServerClient {
     }
   }
 
-  private send(method: string, params: unknown, options: RequestOptions, immediate: boolean): Promise<unknown> {
-    const { signal, timeoutMs } = options;
-    return new Promise((resolve, reject) => {
-      let id: RequestId | undefined;
-      let done = false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const settle = (outcome: () => void): void => {
-        if (done) return;
-        done = true;
-        if (timer !== undefined) clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-        if (id !== undefined) this.pending.delete(id);
-        outcome();
-      };
-      const giveUp = (error: AppServerError): void => {
-        const sent = id;
-        settle(() => reject(error));
-        if (sent !== undefined) this.cancelUpstream(sent);
-      };
-      const onAbort = (): void =>
-        giveUp(AppServerError.local("cancelled", `${method} was cancelled by the client`, {}, method));
-      if (signal?.aborted) {
-        onAbort();
-        return;
-      }
-      signal?.addEventListener("abort", onAbort, { once: true });
-      if (timeoutMs !== undefined) {
-        timer = setTimeout(
-          () =>
-            giveUp(
-              AppServerError.local(
-                "timeout",
-                `${method} got no answer within ${timeoutMs} ms`,
-                { method, timeoutMs },
-                method,
-              ),
-            ),
-          timeoutMs,
-        );
-      }
-      const dispatch = (): void => {
-        if (done) return;
-        if (this.link === undefined || this.link.closed) {
-          settle(() => reject(AppServerError.local("connectionLost", "the connection is closed", {}, method)));
-          return;
-        }
-        id = this.nextId++;
-        this.pending.set(id, {
-          method,
-          resolve: (result) => settle(() => resolve(result)),
-          reject: (error) => settle(() => reject(error)),
-        });
-        this.post({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
-      };
-      if (immediate) dispatch();
-      else this.whenReady().then(dispatch, (error: Error) => settle(() => reject(error)));
-    });
-  }
-
-  private cancelUpstream(id: RequestId): void {
-    this.abandoned.add(id);
-    this.post({ jsonrpc: "2.0", method: "$/cancelRequest", params: { id } });
-  }
-
-  private post(message: JsonObject): void {
-    const link = this.link;
-    if (link === undefined || link.closed) return;
-    const text = JSON.stringify(message);
-    this.trace?.("out", text);
-    link.transport.send(text);
-  }
-
-  private receive(text: string): void {
-    this.trace?.("in", text);
-    let message: unknown;
-    try {
-      message = JSON.parse(text);
-    } catch {
-      this.report(violation("message", undefined, "", "is not JSON", text));
-      return;
-    }
-    if (typeof message !== "object" || message === null || Array.isArray(message)) {
-      this.report(violation("message", undefined, "", "is not an object", message));
-      return;
-    }
-    const fields = message as JsonObject;
-    if ("method" in fields) {
-      if ("id" in fields) this.serverRequest(fields);
-      else this.notification(fields);
-    } else if ("id" in fields) {
-      this.response(fields);
-    } else {
-      this.report(violation("message", undefined, "", "is neither a request, a response nor a notification", message));
-    }
-  }
-
-  private response(message: JsonObject): void {
-    const id = message.id;
-    // An answer to a request given up on (aborted, timed out) is dropped.
-    if ((typeof id === "string" || typeof id === "number") && this.abandoned.delete(id)) return;
-    const pending = typeof id === "string" || typeof id === "number" ? this.pending.get(id) : undefined;
-    if (pending === undefined) {
-      this.unmatched(message);
-      return;
-    }
-    this.pending.delete(id as RequestId);
-    try {
-      if ("error" in message) {
-        this.guard.envelope("JsonRpcErrorResponse", message, "error", pending.method);
-        pending.reject(new AppServerError(message.error as JsonRpcError, pending.method));
-      } else {
-        this.guard.envelope("JsonRpcSuccessResponse", message, "response", pending.method);
-        this.guard.result(pending.method, message.result, message);
-        pending.resolve(message.result);
-      }
-    } catch (error) {
-      pending.reject(error as Error);
-    }
-  }
-
-  private unmatched(message: JsonObject): void {
-    try {
-      if (!("error" in message)) {
-        throw violation("response", undefined, "/id", "answers no request in flight", message);
-      }
-      this.guard.envelope("JsonRpcErrorResponse", message, "error");
-      this.report(new AppServerError(message.error as JsonRpcError)); // e.g. `id: null`: a message it could not read
-    } catch (error) {
-      this.report(error as Error);
-    }
-  }
-
-  private notification(message: JsonObject): void {
-    const method = String(message.method);
-    try {
-      this.guard.envelope("JsonRpcNotification", message, "notification", method);
-      this.guard.notification(method, message.params, message);
-    } catch (error) {
-      this.report(error as Error);
-      return;
-    }
-    const params = message.params as JsonObject;
-    if (method === "serverRequest/resolved") this.elicitations.get(params.requestId as RequestId)?.abort();
-    this.emit(method, params);
-  }
-
-  private serverRequest(message: JsonObject): void {
-    const method = String(message.method);
-    const id = message.id as RequestId;
-    try {
-      this.guard.envelope("JsonRpcRequest", message, "serverRequest", method);
-    } catch (error) {
-      this.report(error as Error);
-      return;
-    }
-    if (!this.guard.knowsServerRequest(method)) {
-      this.report(violation("serverRequest", method, "/method", "is not a server request of the protocol", message));
-      this.post({
-        jsonrpc: "2.0",
-        id,
-        error: { code: -32601, message: `unknown method ${method.slice(0, 100)}`, data: { reason: "methodNotFound" } },
-      });
-      return;
-    }
-    try {
-      this.guard.serverRequest(method, message.params, message);
-    } catch (error) {
-      this.report(error as Error);
-      this.answer(id, CANCEL);
-      return;
-    }
-    this.elicit(id, message.params as ElicitationRequest);
-  }
-
-  private elicit(id: RequestId, request: ElicitationRequest): void {
-    const handler = this.elicitationHandler;
-    if (handler === undefined) {
-      this.answer(id, CANCEL);
-      return;
-    }
-    const link = this.link;
-    const controller = new AbortController();
-    this.elicitations.set(id, controller);
-    Promise.resolve()
-      .then(() => handler(request, { signal: controller.signal, requestId: id }))
-      .then((answer) => {
-        const issues = this.guard.serverResponseIssues("mcpServer/elicitation/request", answer);
-        if (issues.length === 0) return answer;
-        throw new TypeError(
-          `the elicitation handler answered with no ElicitationResponse: ${issues[0]?.path} ${issues[0]?.message}`,
-        );
-      })
-      .catch((error: unknown) => {
-        this.report(error instanceof Error ? error : new Error(String(error)));
-        return CANCEL;
-      })
-      .then((answer) => {
-        this.elicitations.delete(id);
-        if (!controller.signal.aborted && this.link === link) this.answer(id, answer);
-      });
-  }
-
-  private answer(id: RequestId, result: ElicitationResponse): void {
-    this.post({ jsonrpc: "2.0", id, result });
-  }
-
-  private emit(event: string, payload: unknown): void {
+  private emit<E extends keyof ClientEvents>(event: E, payload: ClientEvents[E]): void {
     for (const handler of [...(this.listeners.get(event) ?? [])]) {
       try {
-        (handler as (payload: unknown) => void)(payload);
+        (handler as (payload: ClientEvents[E]) => void)(payload);
       } catch (error) {
-        if (event !== "error") this.report(error instanceof Error ? error : new Error(String(error)));
+        if (event !== "error") this.emit("error", error instanceof Error ? error : new Error(String(error)));
       }
     }
   }
 
-  private report(error: Error): void {
-    this.emit("error", error);
-  }
-
-  private linkClosed(link: Link, info: TransportClosed): void {
-    if (link.closed) return;
-    link.closed = true;
-    if (this.link !== link) return;
-    const why =
-      info.code !== null
-        ? `exit code ${info.code}`
-        : info.signal !== null
-          ? `signal ${info.signal}`
-          : "connection closed";
-    const tail = info.stderrTail.trim().split("\n").slice(-3).join("\n");
-    const error = lost(`the sidecar went away (${why})${tail ? `: ${tail}` : ""}`);
-    for (const pending of [...this.pending.values()])
-      pending.reject(AppServerError.local("connectionLost", error.message, {}, pending.method));
-    this.pending.clear();
-    this.abandoned.clear();
-    for (const controller of this.elicitations.values()) controller.abort();
-    this.elicitations.clear();
-    if (Date.now() - link.since >= STABLE_MS) this.restartAttempts = 0;
+  private linkClosed(info: TransportClosed, error: AppServerErrorOf<"connectionLost">): void {
+    if (Date.now() - this.linkSince >= STABLE_MS) this.restartAttempts = 0;
     const policy = this.restartPolicy;
     const restarting =
       !this.closing && this.relaunch !== undefined && policy !== undefined && this.restartAttempts < policy.maxAttempts;
-    this.emit("exit", { ...info, expected: this.closing, restarting } satisfies SidecarExit);
+    this.emit("exit", { ...info, expected: this.closing, restarting });
     if (!restarting) {
       this.finish(error);
       return;
@@ -618,36 +455,26 @@ export class AppServerClient {
   private async restart(): Promise<void> {
     this.restartTimer = undefined;
     if (this.closing || this.relaunch === undefined) return;
-    this.attach(this.relaunch());
-    const link = this.link as Link;
+    const transport = this.relaunch();
+    this.attach(transport);
     try {
       await this.handshake();
     } catch {
-      if (!link.closed) await link.transport.close(); // its exit schedules the next attempt
+      if (this.rpc.transport === transport) await this.rpc.close(); // its end schedules the next attempt
       return;
     }
-    if (this.link !== link || link.closed) return;
+    if (this.rpc.transport !== transport || !this.rpc.isOpen) return;
     this.ready();
-    this.emit("restarted", this.result);
+    this.emit("restarted", this.result as InitializeResult);
   }
 
-  private finish(error: AppServerError = lost("the client is closed")): void {
+  private finish(error: Error): void {
+    if (this.state === "closed") return;
     this.state = "closed";
     for (const waiter of this.waiters.splice(0)) waiter.reject(error);
-    this.resolveClosed();
+    for (const end of [...this.finishers]) end(error);
+    void (this.stderr?.close() ?? Promise.resolve()).then(() => this.resolveClosed());
   }
-}
-
-const CANCEL: ElicitationResponse = { action: "cancel" };
-
-function violation(
-  kind: ViolationKind,
-  method: string | undefined,
-  path: string,
-  problem: string,
-  received: unknown,
-): ProtocolViolation {
-  return new ProtocolViolation(kind, method, [{ path, message: problem }], received);
 }
 
 function lost(message: string): AppServerErrorOf<"connectionLost"> {

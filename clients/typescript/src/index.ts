@@ -1,5 +1,11 @@
 // mcp-app-server-client: the typed client runtime for hosts of mcp-app-server.
-export { AppServerClient, CLIENT_INFO } from "./client.js";
+//   client.ts          the app client: typed requests, events, waitFor, elicitation, spawn and restart
+//   rpc/connection.ts  the protocol core: messages in and out, dispatch of notifications and server requests
+//   rpc/pending.ts     where a response is matched to its request (ids, timeouts and cancellation live beside it)
+//   rpc/lines.ts       where a line is read (linear, capped at the daemon's MAX_MESSAGE_BYTES)
+//   rpc/guard.ts       the schema guard, over validators compiled when the package is built
+//   sidecar.ts         Node only: the daemon as a child process, its stderr
+export { AppServerClient, CLIENT_INFO, DEFAULT_REQUEST_TIMEOUT_MS } from "./client.js";
 export type {
   ClientEvents,
   ClientOptions,
@@ -17,12 +23,28 @@ export type {
   ResultOf,
   SidecarExit,
   SpawnOptions,
+  WaitOptions,
 } from "./client.js";
 export { AppServerError, ProtocolViolation, isAppServerError } from "./errors.js";
 export type { AppServerErrorOf, ErrorSource, SchemaIssue, ViolationKind } from "./errors.js";
-export { extensionKey, parseToolFullName, toolFullName } from "./names.js";
-export { streamTransport } from "./transport.js";
-export type { ReadableLike, Transport, TransportClosed, TransportReceiver, WritableLike } from "./transport.js";
-export type { SidecarOptions } from "./sidecar.js";
-export { ERROR_CODES } from "./generated/protocol.js";
+export { extensionKey, isServerName, parseToolFullName, toolFullName } from "./names.js";
+export { streamTransport } from "./rpc/transport.js";
+export type {
+  LineOptions,
+  ReadableLike,
+  Transport,
+  TransportClosed,
+  TransportReceiver,
+  WritableLike,
+} from "./rpc/transport.js";
+export type { DroppedLine } from "./rpc/lines.js";
+export type { SidecarOptions, StderrStream } from "./sidecar.js";
+export {
+  DAEMON_NAME,
+  DAEMON_VERSION,
+  ERROR_CODES,
+  MAX_MESSAGE_BYTES,
+  PROTOCOL_VERSION,
+  TOOL_NAME_RULE,
+} from "./generated/protocol.js";
 export type * from "./generated/protocol.js";

@@ -54,3 +54,26 @@ export function narrowing(error: unknown): string | undefined {
   if (error.is("startupFailed")) return error.data.stderrTail;
   return error.data.reason === "unknownServer" ? error.data.server : undefined;
 }
+
+export async function plumbing(client: AppServerClient): Promise<number> {
+  const progress = await client.waitFor("mcpServer/tool/progress", (update) => update.total !== undefined, {
+    timeoutMs: 1000,
+    signal: new AbortController().signal,
+  });
+  const exit = await client.waitFor("exit");
+  // @ts-expect-error the predicate gets the notification's own params
+  await client.waitFor("mcp:tools_updated", (update) => update.progress > 0);
+  // @ts-expect-error retired events cannot be waited for
+  await client.waitFor("mcp:server_started");
+  const spawned = await AppServerClient.spawn("mcp-app-server", [], {
+    stderr: "/var/log/mcp-app-server.log",
+    requestTimeoutMs: 60_000,
+    maxLineBytes: 8 * 1024 * 1024,
+    restart: true,
+  });
+  await AppServerClient.spawn("mcp-app-server", [], { stderr: process.stderr });
+  // @ts-expect-error stderr is a path or a stream
+  await AppServerClient.spawn("mcp-app-server", [], { stderr: 2 });
+  await spawned.close();
+  return progress.progress + Number(exit.expected);
+}

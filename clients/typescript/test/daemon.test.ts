@@ -107,6 +107,32 @@ describe("a client on the real daemon", () => {
     assert.equal((answer.error as { data: { reason: string } }).data.reason, "cancelled");
   });
 
+  test("spawn's requestTimeoutMs times out a request that names none, and the daemon cancels the call", async () => {
+    const own = new Trace();
+    const strict = await spawnDaemon({ trace: own.record, requestTimeoutMs: 300 });
+    try {
+      await strict.request("mcpServer/create", { name: "fx", config: fixtureConfig() });
+      const started = await strict.request("thread/start", { servers: ["fx"] });
+      const args = { ms: 30_001 };
+      const pending = strict.request("mcpServer/tool/call", {
+        threadId: started.thread.id,
+        server: "fx",
+        tool: "sleep",
+        arguments: args,
+      });
+      await assert.rejects(
+        pending,
+        (error: unknown) => isAppServerError(error, "timeout") && error.data.timeoutMs === 300,
+      );
+      const sent = await own.find("out", (m) => m.method === "mcpServer/tool/call" && hasArgs(m, args));
+      await own.find("out", (m) => m.method === "$/cancelRequest" && (m.params as { id: unknown }).id === sent.id);
+      const answer = await own.find("in", (m) => m.id === sent.id);
+      assert.equal((answer.error as { data: { reason: string } }).data.reason, "cancelled");
+    } finally {
+      await strict.close();
+    }
+  });
+
   test("errors are read by their typed reason and data", async () => {
     const listed = await client.request("mcpServer/list", { names: ["nope"] }).catch((error: unknown) => error);
     assert.ok(listed instanceof AppServerError && listed.is("unknownServer"));

@@ -12,7 +12,18 @@ const HOST = fileURLToPath(new URL("../examples/host.js", import.meta.url));
 test("the example host does a full session through the package's public API", async () => {
   const { stdout, stderr } = await promisify(execFile)(
     process.execPath,
-    [HOST, dataDir(), PYTHON, "-m", "app_server", "--", PYTHON, join(FIXTURES, "fixture_server.py")],
+    // As in a renderer whose Content-Security-Policy has no 'unsafe-eval': no code made from text.
+    [
+      "--disallow-code-generation-from-strings",
+      HOST,
+      dataDir(),
+      PYTHON,
+      "-m",
+      "app_server",
+      "--",
+      PYTHON,
+      join(FIXTURES, "fixture_server.py"),
+    ],
     { cwd: ROOT, timeout: 120_000 },
   );
   assert.doesNotMatch(stderr, /client error/);

@@ -1,21 +1,23 @@
-// `npm pack` gives a tarball a host installs and compiles against under the strict options.
+// `npm pack` in a fresh copy of the package builds it on its own (prepack), and the tarball installs into a strict host
+// project that compiles against it and runs a session with the real daemon.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { ROOT, tempDir } from "./support.js";
+import { PYTHON, ROOT, dataDir, tempDir } from "./support.js";
 
 const run = promisify(execFile);
 const PACKAGE = fileURLToPath(new URL("../..", import.meta.url));
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
 const TSC = join(ROOT, "node_modules", "typescript", "bin", "tsc");
+const OFFLINE = ["--offline", "--no-audit", "--no-fund", "--loglevel=error"];
 
-const CONSUMER = `
-import { AppServerClient, AppServerError, ERROR_CODES, parseToolFullName, toolFullName } from "mcp-app-server-client";
-import type { ElicitationHandler, ErrorDataByReason, ToolCallResult } from "mcp-app-server-client";
+const HOST = `
+import { AppServerClient, AppServerError, ERROR_CODES, isServerName, parseToolFullName, toolFullName } from "mcp-app-server-client";
+import type { ElicitationHandler, ErrorDataByReason, SpawnOptions, ToolCallResult } from "mcp-app-server-client";
 
 export const answer: ElicitationHandler = (request) => {
   const first = Object.values(request.requestedSchema.properties)[0];
@@ -25,7 +27,7 @@ export const answer: ElicitationHandler = (request) => {
 export async function use(client: AppServerClient, threadId: string): Promise<string> {
   const result: ToolCallResult = await client.request("mcpServer/tool/call", { threadId, server: "fx", tool: "echo" });
   try {
-    await client.request("mcpServer/list", { names: ["nope"] });
+    await client.request("mcpServer/list", { names: ["nope"] }, { timeoutMs: 5_000 });
   } catch (error) {
     if (error instanceof AppServerError && error.is("unknownServer")) return error.data.server;
   }
@@ -36,29 +38,71 @@ export async function use(client: AppServerClient, threadId: string): Promise<st
   return block?.type === "text" ? block.text : String(scope.length + ERROR_CODES.timeout);
 }
 
-const parsed = parseToolFullName(toolFullName("fx", "echo"));
-console.log(JSON.stringify(parsed));
+async function main([python, dataDir, log]: string[]): Promise<void> {
+  if (python === undefined || dataDir === undefined || log === undefined) throw new Error("python, data dir, log");
+  const options: SpawnOptions = { dataDir, stderr: log, requestTimeoutMs: 60_000, restart: true };
+  const client = await AppServerClient.spawn(python, ["-m", "app_server"], options);
+  await client.request("mcpServer/create", { name: "fx", config: { command: python, enabled: false } });
+  const servers = (await client.request("mcpServer/list")).data.map((server) => server.name);
+  const exited = client.waitFor("exit", (exit) => exit.expected, { timeoutMs: 30_000 });
+  await client.close();
+  const { code } = await exited;
+  const parsed = parseToolFullName(toolFullName("fx", "echo"));
+  console.log(JSON.stringify({ parsed, servers, code, valid: isServerName("fx") }));
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
 `;
 
-test("the packed tarball installs into a new project and compiles strictly", async () => {
+/** The package's sources, laid out as in the repository (its build reads ../../schemas), without anything built. */
+function freshCopy(): string {
+  const repo = tempDir();
+  const copy = join(repo, "clients", "typescript");
+  for (const name of ["package.json", "tsconfig.json", "tsconfig.base.json", "README.md", "scripts", "src"]) {
+    cpSync(join(PACKAGE, name), join(copy, name), {
+      recursive: true,
+      filter: (path) => !path.includes(join("src", "generated")),
+    });
+  }
+  for (const name of ["protocol.schema.json", join("typescript", "index.ts")]) {
+    cpSync(join(ROOT, "schemas", name), join(repo, "schemas", name));
+  }
+  // Offline: the build's tools come from the workspace's own install, the same versions, as file: dependencies.
+  const manifest = JSON.parse(readFileSync(join(copy, "package.json"), "utf8")) as {
+    devDependencies: { [name: string]: string };
+  };
+  for (const name of Object.keys(manifest.devDependencies)) {
+    manifest.devDependencies[name] = `file:${join(ROOT, "node_modules", name)}`;
+  }
+  writeFileSync(join(copy, "package.json"), JSON.stringify(manifest, null, 2));
+  return copy;
+}
+
+test("npm pack in a fresh copy builds the package; the tarball installs into a strict host that compiles and runs", async () => {
+  const copy = freshCopy();
+  await run(NPM, ["install", ...OFFLINE], { cwd: copy, timeout: 120_000 });
+  assert.ok(!readdirSync(copy).includes("dist"), "nothing is built before packing");
   const work = tempDir();
-  await run(NPM, ["pack", "--silent", "--pack-destination", work], { cwd: PACKAGE });
+  await run(NPM, ["pack", "--silent", "--pack-destination", work], { cwd: copy, timeout: 300_000 });
   const tarball = readdirSync(work).find((name) => name.endsWith(".tgz"));
   assert.ok(tarball !== undefined, "npm pack made no tarball");
 
   const project = join(work, "host");
   mkdirSync(project);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "host", private: true, type: "module" }));
-  await run(NPM, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", join(work, tarball)], {
-    cwd: project,
-    timeout: 120_000,
-  });
+  await run(NPM, ["install", ...OFFLINE, join(work, tarball)], { cwd: project, timeout: 120_000 });
   const installed = join(project, "node_modules", "mcp-app-server-client");
   assert.deepEqual(readdirSync(installed).sort(), ["README.md", "dist", "package.json"]);
   const dist = readdirSync(join(installed, "dist"));
   assert.ok(dist.includes("index.d.ts") && dist.includes("index.js") && dist.includes("generated"));
+  assert.ok(readdirSync(join(installed, "dist", "generated")).includes("validators.js"));
+  const modules = readdirSync(join(project, "node_modules")).filter((name) => !name.startsWith("."));
+  assert.deepEqual(modules, ["mcp-app-server-client"], "no runtime dependency");
 
-  writeFileSync(join(project, "consumer.ts"), CONSUMER);
+  writeFileSync(join(project, "host.ts"), HOST);
   writeFileSync(
     join(project, "tsconfig.json"),
     JSON.stringify({
@@ -74,12 +118,23 @@ test("the packed tarball installs into a new project and compiles strictly", asy
         typeRoots: [join(ROOT, "node_modules", "@types")],
         types: ["node"],
       },
-      files: ["consumer.ts"],
+      files: ["host.ts"],
     }),
   );
   await run(process.execPath, [TSC, "-p", project], { cwd: project }).catch((error: { stdout?: string }) => {
-    assert.fail(`the consumer does not compile:\n${error.stdout ?? String(error)}`);
+    assert.fail(`the host does not compile:\n${error.stdout ?? String(error)}`);
   });
-  const { stdout } = await run(process.execPath, [join(project, "out", "consumer.js")], { cwd: project });
-  assert.deepEqual(JSON.parse(stdout), { server: "fx", tool: "echo" });
+  const log = join(tempDir(), "daemon.log");
+  const { stdout } = await run(
+    process.execPath,
+    ["--disallow-code-generation-from-strings", join(project, "out", "host.js"), PYTHON, dataDir(), log],
+    { cwd: ROOT, timeout: 120_000 },
+  );
+  assert.deepEqual(JSON.parse(stdout), {
+    parsed: { server: "fx", tool: "echo" },
+    servers: ["fx"],
+    code: 0,
+    valid: true,
+  });
+  assert.match(readFileSync(log, "utf8"), /"event": "serving"/);
 });

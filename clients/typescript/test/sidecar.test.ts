@@ -1,9 +1,12 @@
-// The sidecar's lifecycle: close, a failed start, a crash (kill -9) with restart.
+// The sidecar's lifecycle: close, a failed start, a crash (kill -9) with restart, where its stderr goes.
 import assert from "node:assert/strict";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { test } from "node:test";
 import { AppServerClient, isAppServerError } from "mcp-app-server-client";
 import type { SidecarExit } from "mcp-app-server-client";
-import { Trace, fixtureConfig, nextEvent, spawnDaemon } from "./support.js";
+import { Trace, fixtureConfig, nextEvent, spawnDaemon, tempDir } from "./support.js";
 
 test("close ends the sidecar with stdin EOF and resolves once it exited", async () => {
   const client = await spawnDaemon();
@@ -71,4 +74,49 @@ test("a crashed sidecar (kill -9): calls in flight reject connectionLost; it res
   const closing = nextEvent(client, "exit");
   await client.close();
   assert.equal((await closing).expected, true);
+});
+
+test("stderr to a file with restart: each sidecar's log lines are appended there, and exit keeps the tail", async () => {
+  const log = join(tempDir(), "daemon.log");
+  writeFileSync(log, "kept from before\n");
+  const client = await spawnDaemon({ stderr: log, restart: { initialDelayMs: 50 } });
+  let second: number | undefined;
+  const first = client.pid;
+  try {
+    await client.request("mcpServer/list"); // answered once the daemon is serving (initialize is answered earlier)
+    const exit = nextEvent(client, "exit");
+    const restarted = nextEvent(client, "restarted");
+    assert.ok(first !== undefined);
+    process.kill(first, "SIGTERM"); // it exits on its own, with its log flushed, and is started again
+    const gone = await exit;
+    assert.equal(gone.restarting, true);
+    assert.match(gone.stderrTail, /"event": "stopped"/);
+    await restarted;
+    await client.request("mcpServer/list");
+    second = client.pid;
+  } finally {
+    await client.close();
+  }
+  const lines = readFileSync(log, "utf8").split("\n");
+  assert.equal(lines[0], "kept from before");
+  const serving = lines.filter((line) => line.includes('"event": "serving"')).map((line) => JSON.parse(line).pid);
+  assert.deepEqual(serving, [first, second]);
+  const stopped = lines.filter((line) => line.includes('"event": "stopped"'));
+  assert.equal(stopped.length, 2, "each sidecar's lines up to its exit");
+  assert.equal(statSync(log).mode & 0o777, 0o644, "an existing file keeps its mode");
+});
+
+test("stderr to a stream the host owns: written to, never ended; a path that cannot be opened fails spawn", async () => {
+  const chunks: Buffer[] = [];
+  const stream = new PassThrough();
+  stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+  const client = await spawnDaemon({ stderr: stream });
+  await client.close();
+  assert.match(Buffer.concat(chunks).toString(), /"event": "serving"/);
+  assert.equal(stream.writableEnded, false);
+
+  const fresh = join(tempDir(), "new.log");
+  await (await spawnDaemon({ stderr: fresh })).close();
+  assert.equal(statSync(fresh).mode & 0o777, 0o600, "a new log file is the user's alone");
+  await assert.rejects(spawnDaemon({ stderr: join(tempDir(), "missing", "daemon.log") }), { code: "ENOENT" });
 });

@@ -1,7 +1,7 @@
 // A test double that speaks the wire: the other end of an in-process duplex, playing the daemon line by line.
 import { PassThrough } from "node:stream";
 import { AppServerClient, streamTransport } from "mcp-app-server-client";
-import type { ClientOptions, InitializeResult } from "mcp-app-server-client";
+import type { ClientOptions, InitializeResult, LineOptions } from "mcp-app-server-client";
 import { Arrivals } from "./support.js";
 
 type Message = { [key: string]: unknown };
@@ -34,8 +34,8 @@ export class WireDouble {
   }
 
   /** A client on this double, initialized. */
-  async client(options: ClientOptions = {}): Promise<AppServerClient> {
-    const client = new AppServerClient(streamTransport(this.toClient, this.fromClient), options);
+  async client(options: ClientOptions = {}, lines: LineOptions = {}): Promise<AppServerClient> {
+    const client = new AppServerClient(streamTransport(this.toClient, this.fromClient, lines), options);
     const initializing = client.initialize({ name: "tests", version: "1.0.0" });
     const request = await this.next((m) => m.method === "initialize");
     this.reply(request, INITIALIZE_RESULT);
@@ -52,6 +52,14 @@ export class WireDouble {
   /** Write one message to the client. */
   send(message: Message): void {
     this.line(JSON.stringify({ jsonrpc: "2.0", ...message }));
+  }
+
+  /** Write `chunks` to the client as it reads them (waiting whenever the pipe is full), then a newline. */
+  async stream(chunks: Iterable<string | Uint8Array>): Promise<void> {
+    for (const chunk of chunks) {
+      if (!this.toClient.write(chunk)) await new Promise((resolve) => this.toClient.once("drain", resolve));
+    }
+    this.toClient.write("\n");
   }
 
   /** Answer `request` with `result`. */

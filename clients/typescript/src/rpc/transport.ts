@@ -1,3 +1,9 @@
+// The transport seam: what the protocol core needs from a connection (a duplex of JSON lines), and that duplex over a
+// pair of byte streams.
+import { MAX_MESSAGE_BYTES } from "../generated/protocol.js";
+import { LineReader } from "./lines.js";
+import type { DroppedLine } from "./lines.js";
+
 /** How a connection ended. */
 export interface TransportClosed {
   /** The sidecar's exit code, when the transport runs one and it exited normally. */
@@ -16,6 +22,8 @@ export interface TransportReceiver {
   message(text: string): void;
   /** The connection ended; nothing more will be received. Called once. */
   closed(info: TransportClosed): void;
+  /** A line the transport dropped instead of delivering (longer than its cap, or not UTF-8). */
+  dropped?(line: DroppedLine): void;
 }
 
 /**
@@ -44,18 +52,26 @@ export interface WritableLike {
   end(): unknown;
 }
 
+/** How `streamTransport` and `spawn` read lines. */
+export interface LineOptions {
+  /**
+   * The longest line delivered, in bytes (default `MAX_MESSAGE_BYTES`, the daemon's own cap); a longer one is dropped
+   * as it arrives and reported as a `ProtocolViolation`.
+   */
+  readonly maxLineBytes?: number | undefined;
+}
+
 /**
  * Newline-delimited JSON over a pair of byte streams (a socket, a child's stdio): each message is one line, as the
  * daemon frames them.
  */
-export function streamTransport(readable: ReadableLike, writable: WritableLike): Transport {
+export function streamTransport(readable: ReadableLike, writable: WritableLike, options: LineOptions = {}): Transport {
   let receiver: TransportReceiver | undefined;
   let ended = false;
   let resolveEnded: () => void = () => {};
   const endedPromise = new Promise<void>((resolve) => {
     resolveEnded = resolve;
   });
-  const lines = new LineSplitter();
   const end = (error?: Error): void => {
     if (ended) return;
     ended = true;
@@ -66,9 +82,8 @@ export function streamTransport(readable: ReadableLike, writable: WritableLike):
   return {
     start(to) {
       receiver = to;
-      readable.on("data", (chunk) => {
-        for (const line of lines.push(chunk)) to.message(line);
-      });
+      const lines = lineReader(to, options);
+      readable.on("data", (chunk) => lines.push(chunk));
       readable.on("end", () => end());
       readable.on("close", () => end());
       readable.on("error", (error) => end(error));
@@ -83,19 +98,10 @@ export function streamTransport(readable: ReadableLike, writable: WritableLike):
   };
 }
 
-/**
- * Splits a byte or text stream into lines (UTF-8, `\n`-terminated; a `\r` before it is dropped). An unfinished line
- * left when the stream ends is dropped, never parsed.
- */
-export class LineSplitter {
-  private readonly decoder = new TextDecoder();
-  private pending = "";
-
-  /** The complete lines this chunk ends. */
-  push(chunk: string | Uint8Array): string[] {
-    this.pending += typeof chunk === "string" ? chunk : this.decoder.decode(chunk, { stream: true });
-    const parts = this.pending.split("\n");
-    this.pending = parts.pop() ?? "";
-    return parts.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line)).filter((line) => line !== "");
-  }
+/** The line reader of a transport that delivers to `receiver`. */
+export function lineReader(receiver: TransportReceiver, options: LineOptions): LineReader {
+  return new LineReader(options.maxLineBytes ?? MAX_MESSAGE_BYTES, {
+    line: (text) => receiver.message(text),
+    dropped: (line) => receiver.dropped?.(line),
+  });
 }

@@ -1,0 +1,15 @@
+const t0 = performance.now();
+const m = await import("mcp-app-server-client");
+const t1 = performance.now();
+const s = await import("./dist/sidecar.js");
+const t2 = performance.now();
+const tr = s.startSidecar(".venv/bin/python", ["-m", "app_server"], { dataDir: "/tmp/dd3" });
+const t3 = performance.now();
+const v = import("./dist/generated/validators.js").then(() => performance.now());
+let first;
+tr.start({ message(t) { first ??= performance.now(); }, closed() {} });
+tr.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { clientInfo: { name: "a", version: "1" } } }));
+const tv = await v;
+while (first === undefined) await new Promise((r) => setTimeout(r, 1));
+console.log(`import ${(t1 - t0).toFixed(1)} sidecar ${(t2 - t1).toFixed(1)} spawn ${(t3 - t2).toFixed(1)} validators@${(tv - t3).toFixed(1)} answer@${(first - t3).toFixed(1)}`);
+await tr.close();
