@@ -1,6 +1,6 @@
 // The page's files (built by `scripts/bundle.mjs` into dist/page), served from memory with headers that keep the
-// page to itself: its own scripts only (Ajv compiles the protocol's validators, hence 'unsafe-eval'), no framing,
-// no referrer (the token is in the URL's fragment, which is never sent, but the rule costs nothing).
+// page to itself: its own scripts only (no 'unsafe-eval': the client's validators are compiled when it is built), no
+// framing, no referrer (the token is in the URL's fragment, which is never sent, but the rule costs nothing).
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 
@@ -38,7 +38,7 @@ export class PageFiles {
 export function securityHeaders(host: string): { readonly [name: string]: string } {
   const policy = [
     "default-src 'none'",
-    "script-src 'self' 'unsafe-eval'",
+    "script-src 'self'",
     "style-src 'self'",
     `connect-src 'self' ws://${host}`,
     "img-src 'none'",

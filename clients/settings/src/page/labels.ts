@@ -21,6 +21,7 @@ export const RUNTIME_STATUS_LABEL = {
   notStarted: "not started",
   starting: "starting",
   connected: "ready",
+  idle: "asleep (wakes on use)",
   authenticationRequired: "login needed",
   failed: "failed",
   cancelled: "cancelled",
