@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from protocol.config import McpServerConfig
 
 
+QUIET_S = 0.25
+"""Work that would compete with a host's first answer waits for it, or this long without one (a host that asks
+nothing)."""
 CLOSE_S = 2.0
 """Shutdown: time for MCP connections to close before left-over process groups are killed."""
 
@@ -179,18 +182,25 @@ class Daemon:
         self.spawner.spawn(self._start_enabled, self._autostart, stdio, name="autostart")
 
     async def _start_enabled(self, names: list[str], stdio: bool) -> None:
-        """Autostart: what a server start needs (the owners, the SDK) loaded off the loop, then every start at once
+        """Autostart: once the host has its first answer, what a server start needs (the owners, the SDK) loaded off
+        the loop, then every start at once
         (a command is looked up on the login shell's ``PATH`` kept from the last launch); once they are done, this
         launch's read of the login shell, which no longer competes with them."""
-        from mcp_runtime import load_owners, refresh_login_path
-
         try:
+            await self.after_first_answer()  # the host's first list needs the machine more than the SDK's import
+            from mcp_runtime import load_owners, refresh_login_path
+
             await load_owners()
         finally:
             self._autostart_loaded.set()
         await self.manager.start_enabled(names)
         if stdio:
             await refresh_login_path()
+
+    async def after_first_answer(self) -> None:
+        """Until the first request has been answered (or ``QUIET_S`` without one)."""
+        with anyio.move_on_after(QUIET_S):
+            await self.first_answer.wait()
 
     async def runtime_loaded(self) -> None:
         """Until autostart has loaded what its starts need; at once when no autostart is under way."""

@@ -24,7 +24,7 @@ if not __package__:
 from mcp_runtime.catalog.search import ToolIndex
 from mcp_runtime.catalog.views import build_views
 from mcp_runtime.config.rules import parse_server_config
-from protocol.server import McpTool
+from protocol.status import McpTool
 from protocol.tool import ToolView
 
 BUDGET_MS = 0.5

@@ -45,7 +45,7 @@ class NotificationSpec:
 METHODS: dict[str, MethodSpec] = {
     "initialize": MethodSpec("lifecycle.InitializeParams", "lifecycle.InitializeResult"),
     "mcpServer/list": MethodSpec("server.ServerListParams", "server.ServerListResult"),
-    "mcpServerStatus/list": MethodSpec("server.ServerStatusListParams", "server.ServerStatusListResult"),
+    "mcpServerStatus/list": MethodSpec("status.ServerStatusListParams", "status.ServerStatusListResult"),
     "mcpServer/create": MethodSpec("server.ServerCreateParams", "server.ServerResult"),
     "mcpServer/update": MethodSpec("server.ServerUpdateParams", "server.ServerResult"),
     "mcpServer/delete": MethodSpec("server.ServerNameParams", "base.Empty"),
@@ -53,7 +53,7 @@ METHODS: dict[str, MethodSpec] = {
     "mcpServer/importFromApp": MethodSpec("server.ImportFromAppParams", "server.ImportFromAppResult"),
     "mcpServer/syncAllToLive": MethodSpec("server.SyncAllToLiveParams", "server.SyncAllToLiveResult"),
     "mcpServer/oauth/login": MethodSpec("server.OAuthLoginParams", "server.OAuthLoginResult"),
-    "mcpServer/start": MethodSpec("server.ServerNameParams", "server.ServerStartResult"),
+    "mcpServer/start": MethodSpec("server.ServerNameParams", "status.ServerStartResult"),
     "mcpServer/stop": MethodSpec("server.ServerNameParams", "base.Empty"),
     "mcpServer/resource/read": MethodSpec("resource.ResourceReadParams", "resource.ResourceReadResult"),
     "mcpServer/tool/call": MethodSpec("tool.ToolCallParams", "tool.ToolCallResult"),
@@ -73,8 +73,8 @@ METHODS: dict[str, MethodSpec] = {
 }
 
 NOTIFICATIONS: dict[str, NotificationSpec] = {
-    "mcpServer/startupStatus/updated": NotificationSpec("server.StartupStatusUpdated"),
-    "mcpServer/oauthLogin/completed": NotificationSpec("server.OAuthLoginCompleted"),
+    "mcpServer/startupStatus/updated": NotificationSpec("status.StartupStatusUpdated"),
+    "mcpServer/oauthLogin/completed": NotificationSpec("status.OAuthLoginCompleted"),
     "mcpServer/tool/progress": NotificationSpec("tool.ToolProgress"),
     "serverRequest/resolved": NotificationSpec("elicitation.ServerRequestResolved"),
     "mcp:tools_updated": NotificationSpec("tool.ToolsUpdated"),

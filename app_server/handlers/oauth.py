@@ -9,7 +9,8 @@ from app_server.handlers.registry import method
 from mcp_runtime import DEFAULT_TIMEOUT_S, client_metadata_url, login_client, step_up_scopes
 from protocol.config import HttpServerConfig
 from protocol.jsonrpc import AppError
-from protocol.server import ErrorInfo, OAuthLoginCompleted, OAuthLoginParams, OAuthLoginResult
+from protocol.server import ErrorInfo, OAuthLoginParams, OAuthLoginResult
+from protocol.status import OAuthLoginCompleted
 
 
 @method("mcpServer/oauth/login", OAuthLoginParams)

@@ -18,7 +18,8 @@ from protocol.resource import (
     ResourceReadResult,
     ResourceSubscribeParams,
 )
-from protocol.server import ServerNameParams, ServerStartResult, ServerStatusListParams, ServerStatusListResult
+from protocol.server import ServerNameParams
+from protocol.status import ServerStartResult, ServerStatusListParams, ServerStatusListResult
 from protocol.tool import (
     ToolListForContextParams,
     ToolListForContextResult,

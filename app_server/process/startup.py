@@ -41,8 +41,6 @@ SWITCH_INTERVAL_S = 0.0005
 """The GIL switch interval while start-up imports beside a thread that must answer soon (the reader, then the
 event loop): the importing thread gives the GIL back within about this long. CPython's default comes back once
 start-up has loaded."""
-QUIET_S = 0.25
-"""Start-up's loading waits for the first answer, or this long without one (a host that asks nothing)."""
 SETTLE_S = 1.0
 """Shutdown: time for connections to answer (or cancel) their in-flight requests."""
 FLUSH_S = 2.0
@@ -437,8 +435,7 @@ async def _load(daemon: Daemon, announce: Callable[[], None]) -> None:
 
     from app_server.process.logs import configure, get_logger
 
-    with anyio.move_on_after(QUIET_S):
-        await daemon.first_answer.wait()
+    await daemon.after_first_answer()
     configure()
     announce()
     try:

@@ -9,7 +9,7 @@ from typing import Any
 from mcp_runtime.catalog.search import ToolIndex
 from mcp_runtime.catalog.views import build_views, visible_for_context
 from protocol.config import McpServerConfig
-from protocol.server import McpTool
+from protocol.status import McpTool
 from protocol.tool import ToolView
 
 VISIBLE_CACHE_SIZE = 64

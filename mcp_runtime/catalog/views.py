@@ -21,7 +21,7 @@ from pydantic import PrivateAttr
 
 from mcp_runtime.catalog.names import check_tool_names, full_name
 from protocol.config import McpServerConfig
-from protocol.server import McpTool
+from protocol.status import McpTool
 from protocol.tool import ToolView
 from protocol.tool_names import TOOL_PREFIX, TOOL_SEPARATOR
 

@@ -13,7 +13,7 @@ from mcp_runtime.config.rules import is_sensitive_header
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
 from mcp_runtime.oauth.login import DEFAULT_TIMEOUT_S, LoginDone, LoginStarted, OAuthLogins
 from protocol.config import HttpServerConfig, McpServerConfig, OAuthSettings
-from protocol.server import AuthStatus
+from protocol.status import AuthStatus
 
 if TYPE_CHECKING:
     import httpx2

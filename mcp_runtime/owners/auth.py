@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from mcp_runtime import oauth
 from protocol.config import HttpServerConfig, McpServerConfig
 from protocol.jsonrpc import AppError
-from protocol.server import AuthStatus
+from protocol.status import AuthStatus
 
 if TYPE_CHECKING:
     import httpx2

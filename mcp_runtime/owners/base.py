@@ -32,7 +32,7 @@ from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.prompt import PromptGetResult, PromptView
 from protocol.resource import ResourceContent, ResourceReadResult, ResourceTemplateView, ResourceView
-from protocol.server import AuthStatus, ServerStatus, StartupState, StartupStatusUpdated
+from protocol.status import AuthStatus, ServerStatus, StartupState, StartupStatusUpdated
 from protocol.tool import ToolView
 
 log = structlog.get_logger("mcp_runtime.owners")

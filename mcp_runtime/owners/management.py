@@ -24,7 +24,7 @@ from mcp_runtime.session.slot import SessionSlot
 from mcp_runtime.tasks import Spawner, TaskHandle
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
-from protocol.server import ServerStatus
+from protocol.status import ServerStatus
 
 log = structlog.get_logger("mcp_runtime.management")
 

@@ -14,7 +14,7 @@ from typing import Literal, NamedTuple
 from protocol.config import McpServerConfig
 from protocol.encoding import compact, model_json
 from protocol.jsonrpc import AppError
-from protocol.server import AuthStatus, ServerStatus
+from protocol.status import AuthStatus, ServerStatus
 
 Detail = Literal["full", "toolsAndAuthOnly"]
 CredentialsStamp = tuple[int, ...] | None

@@ -5,16 +5,14 @@ A model's call must not race its thread's start, so every thread-scoped read and
 began with: its input schema is captured when it starts, and it returns the finished ``ToolCallResult``,
 projected and archived.
 
-Quiet servers sleep (SPEC §4): a connection with no request, open subscription or pending elicitation for the
-server's ``idleTimeoutMs`` is closed (a stdio server's process group is stopped), its last catalog kept and served;
-the next call, read, prompt get or subscribe wakes it first. Fifty conversations then cost what they use.
+Quiet servers sleep (SPEC §4, ``thread_server``): the next call, read, prompt get or subscribe wakes one first.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +31,14 @@ from mcp_runtime.owners.elicitation import AskCallback, Call
 from mcp_runtime.owners.preview import resource_read_fact
 from mcp_runtime.owners.projection import project, tool_call_json, unarchived
 from mcp_runtime.owners.status import CredentialsStamp
+from mcp_runtime.owners.thread_server import ThreadServer
 from mcp_runtime.session.errors import timeout_error
 from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
 from mcp_runtime.storage.archive import STORAGE_FULL, ThreadArchive
-from mcp_runtime.tasks import Spawner, TaskHandle
+from mcp_runtime.tasks import Spawner
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
-from protocol.server import McpTool, ServerStatus
+from protocol.status import McpTool, ServerStatus
 from protocol.thread import ResourceReadFact
 
 __all__ = ["McpThreadRuntime"]
@@ -53,30 +52,6 @@ class _ToolSpec:
     allowed: bool
     input: Any
     output: Any
-
-
-@dataclass(eq=False)
-class _Server:
-    config: McpServerConfig
-    slot: SessionSlot | None = None
-    ready: anyio.Event = field(default_factory=anyio.Event)
-    task: TaskHandle | None = None
-    error: AppError | None = None
-    calls: list[Call] = field(default_factory=list)
-    busy: int = 0
-    """Requests to the server in flight (a call waiting on an elicitation included)."""
-    touched: anyio.Event = field(default_factory=anyio.Event)
-    """Set by every use and every end of one: the sleeper starts its wait for quiet again."""
-    sleeper: TaskHandle | None = None
-    asleep: bool = False
-    """Closed for quiet: ``slot`` is the closed slot, kept for its catalog."""
-
-    @property
-    def starting(self) -> bool:
-        return self.task is not None and not self.ready.is_set()
-
-    def quiet(self) -> bool:
-        return not self.busy and (self.slot is None or not self.slot.subscriptions)
 
 
 class McpThreadRuntime(SlotOwner):
@@ -98,7 +73,7 @@ class McpThreadRuntime(SlotOwner):
     ) -> None:
         super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner)
         self.thread_id: str = thread_id
-        self._servers = {name: _Server(config) for name, config in servers.items()}
+        self._servers = {name: ThreadServer(config) for name, config in servers.items()}
         self._allowed = list(allowed_tools) if allowed_tools is not None else None
         self._disabled = list(disabled_tools) if disabled_tools else None
         self._record_fact = record_fact
@@ -116,13 +91,13 @@ class McpThreadRuntime(SlotOwner):
             if server.task is None:
                 self._spawn(name, server)
 
-    def _spawn(self, name: str, server: _Server) -> None:
+    def _spawn(self, name: str, server: ThreadServer) -> None:
         server.ready = anyio.Event()
         server.error = None
         server.asleep = False
         server.task = self._spawner.spawn(self._connect, name, server, name=f"thread-mcp:{name}")
 
-    async def _connect(self, name: str, server: _Server) -> None:
+    async def _connect(self, name: str, server: ThreadServer) -> None:
         _elicitation.current_call.set(None)  # a copied context: a session started here must not see a call
         try:
             carried = server.slot.subscriptions if server.slot is not None else ()
@@ -148,46 +123,17 @@ class McpThreadRuntime(SlotOwner):
 
     # ------------------------------------------------------------------ sleep
 
-    def _watch_quiet(self, name: str, server: _Server) -> None:
+    def _watch_quiet(self, name: str, server: ThreadServer) -> None:
         """A server just connected: it sleeps once quiet for its ``idleTimeoutMs`` (never when that is 0)."""
         if server.config.idle_timeout_ms and not self._closed:
             if server.sleeper is not None:
                 server.sleeper.cancel()
-            server.sleeper = self._spawner.spawn(self._sleep_when_quiet, name, server, name=f"thread-idle:{name}")
+            server.sleeper = self._spawner.spawn(
+                server.sleep_when_quiet, name, self.thread_id, lambda: self._closed, name=f"thread-idle:{name}"
+            )
 
-    async def _sleep_when_quiet(self, name: str, server: _Server) -> None:
-        """Wait for ``idleTimeoutMs`` without a use while the server is quiet (any use starts the wait again),
-        then put it to sleep: close its connection, keep its slot for the catalog."""
-        timeout = server.config.idle_timeout_ms / 1000
-        while True:
-            server.touched = anyio.Event()
-            if not server.quiet():
-                await server.touched.wait()
-                continue
-            with anyio.move_on_after(timeout) as wait:
-                await server.touched.wait()
-            if wait.cancelled_caught and server.quiet():
-                break
-        slot = server.slot
-        if slot is None or not slot.connected or self._closed:
-            return
-        server.asleep = True
-        server.sleeper = None
-        await slot.close()
-        log.info("server_idle", server=name, thread_id=self.thread_id, idle_ms=server.config.idle_timeout_ms)
-
-    @asynccontextmanager
-    async def _use(self, name: str) -> AsyncIterator[object]:
-        """A request to ``name``'s server: while one is in flight the server is not quiet, and its end starts the
-        wait for quiet again."""
-        server = self._server(name)
-        server.busy += 1
-        server.touched.set()
-        try:
-            yield server
-        finally:
-            server.busy -= 1
-            server.touched.set()
+    def _use(self, name: str) -> AbstractAsyncContextManager[object]:
+        return self._server(name).use()
 
     async def credentials_changed(self, name: str) -> None:
         """New OAuth tokens for ``name``: its slot is rebuilt to use them; returns once it is connected (or failed,
@@ -218,7 +164,7 @@ class McpThreadRuntime(SlotOwner):
 
     # ----------------------------------------------------------------- reads
 
-    def _server(self, name: str) -> _Server:
+    def _server(self, name: str) -> ThreadServer:
         server = self._servers.get(name)
         if server is None:
             raise AppError("unknownServer", f"thread {self.thread_id} has no server named {name}", server=name)
@@ -228,7 +174,7 @@ class McpThreadRuntime(SlotOwner):
         """The thread's ``allowedTools`` / ``disabledTools`` globs on full tool names."""
         return self._allowed, self._disabled
 
-    def _status(self, name: str, server: _Server, stamp: CredentialsStamp) -> ServerStatus:
+    def _status(self, name: str, server: ThreadServer, stamp: CredentialsStamp) -> ServerStatus:
         error = server.error if server.slot is None else None
         return self._row(
             name, server.config, server.slot, stamp, error=error, starting=server.starting, asleep=server.asleep
@@ -342,72 +288,61 @@ class McpThreadRuntime(SlotOwner):
         """Execute one tool call: its ``ToolCallResult`` JSON (``isError`` results included), projected and with
         its blobs and long text archived, serialized once here (its size is checked on the answer itself)."""
         async with self._use(server):
-            return await self._call_tool(server, tool, arguments, turn_id, timeout_ms, meta, progress, ask)
-
-    async def _call_tool(
-        self,
-        server: str,
-        tool: str,
-        arguments: dict[str, Any] | None,
-        turn_id: str | None,
-        timeout_ms: int | None,
-        meta: dict[str, Any] | None,
-        progress: ProgressCallback | None,
-        ask: AskCallback | None,
-    ) -> bytes:
-        entry = self._server(server)
-        slot = await self._ready_slot(server)
-        spec = self._tool(server, slot, tool)
-        problems = errors(spec.input, arguments if arguments is not None else {})
-        if problems:
-            raise AppError(
-                "invalidArguments", f"arguments do not match the input schema of {tool}", errors=problems, tool=tool
-            )
-        limit_ms = timeout_ms if timeout_ms is not None else entry.config.tool_timeout_ms
-        call = Call(self, server, turn_id, ask)
-        entry.calls.append(call)
-        token = _elicitation.current_call.set(call)
-        try:
-            with anyio.move_on_after(limit_ms / 1000) as deadline:
-                result = await slot.call_tool(tool, arguments, timeout_s=limit_ms / 1000, progress=progress, meta=meta)
-            if deadline.cancelled_caught:
-                raise timeout_error(server, limit_ms, tool=tool)
-        finally:
-            _elicitation.current_call.reset(token)
-            entry.calls.remove(call)
-            await call.finish()
-        result.pop("resultType", None)  # 2026-era envelope detail: results look the same in both eras
-        if non_json := non_finite(result.get("structuredContent")):  # it would reach the client as null
-            message = f"{tool} returned structuredContent with numbers JSON cannot carry"
-            raise AppError("invalidOutput", message, errors=non_json, result=result, server=server)
-        projected = project(result, self._archive.new_ref)
-        answer = tool_call_json(result, projected.projection)
-        size = len(answer)
-        if size > MAX_MESSAGE_BYTES:
-            raise AppError("responseTooLarge", f"tool result is {size} bytes (max {MAX_MESSAGE_BYTES})")
-        if spec.output is not None and not result.get("isError"):
-            structured = result.get("structuredContent")
-            if structured is None:
-                output_errors = [{"path": "", "message": "structuredContent is missing"}]
-            else:
-                output_errors = errors(spec.output, structured)
-            if output_errors:
+            entry = self._server(server)
+            slot = await self._ready_slot(server)
+            spec = self._tool(server, slot, tool)
+            problems = errors(spec.input, arguments if arguments is not None else {})
+            if problems:
                 raise AppError(
-                    "invalidOutput",
-                    f"{tool} returned structuredContent that does not match its output schema",
-                    errors=output_errors,
-                    result=result,
-                    server=server,
+                    "invalidArguments", f"arguments do not match the input schema of {tool}", errors=problems, tool=tool
                 )
-        if projected.entries:  # most results archive nothing: no worker-thread hop on the common path
+            limit_ms = timeout_ms if timeout_ms is not None else entry.config.tool_timeout_ms
+            call = Call(self, server, turn_id, ask)
+            entry.calls.append(call)
+            token = _elicitation.current_call.set(call)
             try:
-                await anyio.to_thread.run_sync(self._archive.put, self.thread_id, projected.entries)
-            except OSError as exc:
-                if exc.errno not in STORAGE_FULL:
-                    raise
-                log.warning("archive full: result answered without refs", server=server, tool=tool)
-                return tool_call_json(result, unarchived(result))
-        return answer
+                with anyio.move_on_after(limit_ms / 1000) as deadline:
+                    result = await slot.call_tool(
+                        tool, arguments, timeout_s=limit_ms / 1000, progress=progress, meta=meta
+                    )
+                if deadline.cancelled_caught:
+                    raise timeout_error(server, limit_ms, tool=tool)
+            finally:
+                _elicitation.current_call.reset(token)
+                entry.calls.remove(call)
+                await call.finish()
+            result.pop("resultType", None)  # 2026-era envelope detail: results look the same in both eras
+            if non_json := non_finite(result.get("structuredContent")):  # it would reach the client as null
+                message = f"{tool} returned structuredContent with numbers JSON cannot carry"
+                raise AppError("invalidOutput", message, errors=non_json, result=result, server=server)
+            projected = project(result, self._archive.new_ref)
+            answer = tool_call_json(result, projected.projection)
+            size = len(answer)
+            if size > MAX_MESSAGE_BYTES:
+                raise AppError("responseTooLarge", f"tool result is {size} bytes (max {MAX_MESSAGE_BYTES})")
+            if spec.output is not None and not result.get("isError"):
+                structured = result.get("structuredContent")
+                if structured is None:
+                    output_errors = [{"path": "", "message": "structuredContent is missing"}]
+                else:
+                    output_errors = errors(spec.output, structured)
+                if output_errors:
+                    raise AppError(
+                        "invalidOutput",
+                        f"{tool} returned structuredContent that does not match its output schema",
+                        errors=output_errors,
+                        result=result,
+                        server=server,
+                    )
+            if projected.entries:  # most results archive nothing: no worker-thread hop on the common path
+                try:
+                    await anyio.to_thread.run_sync(self._archive.put, self.thread_id, projected.entries)
+                except OSError as exc:
+                    if exc.errno not in STORAGE_FULL:
+                        raise
+                    log.warning("archive full: result answered without refs", server=server, tool=tool)
+                    return tool_call_json(result, unarchived(result))
+            return answer
 
     # ------------------------------------------------------------ elicitation
 

@@ -24,7 +24,7 @@ from mcp_runtime.limits import MAX_CATALOG_BYTES, MAX_DISCOVERY_PAGES, MAX_TOOLS
 from mcp_runtime.session.state import dump
 from protocol.encoding import compact
 from protocol.jsonrpc import AppError
-from protocol.server import McpTool
+from protocol.status import McpTool
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession

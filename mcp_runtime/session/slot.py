@@ -30,7 +30,7 @@ from mcp_runtime.tasks import Spawner, TaskHandle
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.resource import ResourcesUpdated, ResourceUpdated
-from protocol.server import McpTool
+from protocol.status import McpTool
 from protocol.tool import ToolsUpdated
 
 if TYPE_CHECKING:

@@ -7,7 +7,8 @@ from typing import Any
 
 from mcp_runtime.oauth import needs_login
 from protocol.jsonrpc import AppError
-from protocol.server import AuthStatus, ErrorInfo, ErrorInfoData, McpTool, RuntimeStatus, ServerStatus
+from protocol.server import ErrorInfo, ErrorInfoData
+from protocol.status import AuthStatus, McpTool, RuntimeStatus, ServerStatus
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from mcp_runtime.catalog.search import ToolIndex, tokenize
 from mcp_runtime.catalog.views import AUTO_DEFER_THRESHOLD, allowed_callers, build_views, visible_for_context
 from mcp_runtime.config.rules import parse_server_config
 from protocol.jsonrpc import AppError
-from protocol.server import McpTool
+from protocol.status import McpTool
 from protocol.tool import ToolListResult, ToolView
 
 SCHEMA = {"type": "object", "properties": {}}

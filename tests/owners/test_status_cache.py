@@ -10,7 +10,7 @@ import pytest
 from mcp_runtime.config.rules import parse_server_config
 from mcp_runtime.owners.status import Detail, RowKey, StatusCache
 from protocol.jsonrpc import AppError
-from protocol.server import McpTool, ServerStartResult, ServerStatus, ServerStatusListResult
+from protocol.status import McpTool, ServerStartResult, ServerStatus, ServerStatusListResult
 
 DETAILS: tuple[Detail, ...] = ("full", "toolsAndAuthOnly")
 CONFIG = parse_server_config("a", {"command": "true"})

@@ -18,7 +18,7 @@ import pytest
 from pydantic import BaseModel
 
 from bench.pipe import JsonPipe, daemon_command, encode
-from protocol.server import ServerStartResult, ServerStatusListResult
+from protocol.status import ServerStartResult, ServerStatusListResult
 from protocol.tool import ToolCallResult, ToolSearchResult
 from tests.support.fixtures import fixture_config
 
