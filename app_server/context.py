@@ -162,6 +162,13 @@ class Daemon:
     def _configs(self) -> dict[str, McpServerConfig]:
         return {server.name: server.config for server in self.store.list()}
 
+    def host_renders_views(self) -> None:
+        """A client said it renders MCP Apps views: every MCP connection opened from now on declares the
+        extension (one opened before keeps what it declared)."""
+        from mcp_runtime import declare_mcp_apps
+
+        declare_mcp_apps()
+
     def client_initialized(self) -> None:
         """The first initialized client: the servers enabled in the store start in their management connections,
         in the background (no answer waits for them); their rows say ``starting`` from now on."""

@@ -39,7 +39,7 @@ OFF_LOOP_LINE = 256 << 10
 """Lines at least this long are decoded in a worker thread so other connections keep being served."""
 
 
-def _validated_initialize(params: Any) -> tuple[str, str, frozenset[str]]:
+def _validated_initialize(params: Any) -> handshake.Client:
     """Full validation through the catalog's model, for params the quick check did not accept."""
     from pydantic import ValidationError
 
@@ -49,7 +49,8 @@ def _validated_initialize(params: Any) -> tuple[str, str, frozenset[str]]:
         raise AppError("invalidParams", "invalid initialize params", errors=validation_errors(exc)) from exc
     capabilities = parsed.capabilities  # type: ignore[attr-defined]
     opt_outs = frozenset(capabilities.opt_out_notification_methods or []) if capabilities else frozenset()
-    return parsed.client_info.name, parsed.client_info.version, opt_outs  # type: ignore[attr-defined]
+    apps = capabilities is not None and capabilities.mcp_apps is not None
+    return parsed.client_info.name, parsed.client_info.version, opt_outs, apps  # type: ignore[attr-defined]
 
 
 @dataclass(slots=True)
@@ -318,7 +319,9 @@ class Processor:
                 self._refuse(request_id, "initialize", exc, started)
                 return
         self._traced(message, size)
-        name, version, connection.opt_outs = quick
+        name, version, connection.opt_outs, renders_views = quick
+        if renders_views:
+            self.daemon.host_renders_views()
         connection.initialized = True
         line = handshake.initialize_line(request_id, (name, version), str(self.daemon.data_dir))
         connection.send_raw(line)
@@ -331,6 +334,8 @@ class Processor:
         if early.client is not None:
             self.connection.initialized = True
             self.connection.opt_outs = early.client[2]
+            if early.client[3]:
+                self.daemon.host_renders_views()
         if early.answered is not None:
             request_id, seconds, size = early.answered
             self._answered(request_id, "initialize", time.perf_counter() - seconds, size, "ok")

@@ -141,6 +141,9 @@ class ToolErrorData(ErrorDetails):
     reason: Literal["unknownTool", "toolNotAllowed", "invalidToolName"]
     server: str = Field(description="The server.")
     tool: str = Field(description="The tool's name on that server.")
+    visibility: list[Literal["model", "app"]] | None = Field(
+        default=None, description="With `toolNotAllowed` across the MCP Apps boundary: who may call it."
+    )
 
 
 class UnknownPromptErrorData(ErrorDetails):
@@ -264,7 +267,7 @@ class LimitErrorData(ErrorDetails):
 class SizeLimitErrorData(ErrorDetails):
     """A size limit was exceeded."""
 
-    reason: Literal["configTooLarge", "responseTooLarge"]
+    reason: Literal["configTooLarge", "responseTooLarge", "resourceTooLarge"]
     limit: int | None = Field(default=None, description="The limit in bytes.")
     path: str | None = Field(default=None, description="The file that is too large.")
 
@@ -273,7 +276,9 @@ class StartupFailedErrorData(ErrorDetails):
     """A server could not be started or connected."""
 
     reason: Literal["startupFailed"]
-    detail: str | None = Field(default=None, description="The kind of failure, e.g. `commandNotFound`.")
+    detail: str | None = Field(
+        default=None, description="The kind of failure: `commandNotFound`, `tooManyOpenFiles`, …"
+    )
     command: str | None = Field(default=None, description="With `commandNotFound`: the command.")
     searched: list[str] | None = Field(default=None, description="With `commandNotFound`: the directories looked in.")
     stderr_tail: str | None = Field(default=None, description="The end of the server's stderr (secrets redacted).")

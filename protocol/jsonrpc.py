@@ -84,6 +84,7 @@ REASON_CODES: dict[str, ErrorCode] = {
     "catalogTooLarge": ErrorCode.LIMIT,
     "configTooLarge": ErrorCode.LIMIT,
     "responseTooLarge": ErrorCode.LIMIT,
+    "resourceTooLarge": ErrorCode.LIMIT,
     "tooManyPages": ErrorCode.LIMIT,
     "notRunning": ErrorCode.SERVER_FAILURE,
     "startupFailed": ErrorCode.SERVER_FAILURE,

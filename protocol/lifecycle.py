@@ -15,6 +15,12 @@ class ClientInfo(WireModel):
     title: str | None = Field(default=None, description="A name to show to people.")
 
 
+class McpAppsCapability(WireModel):
+    """The host renders MCP Apps views (no settings yet)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
 class ClientCapabilities(WireModel):
     """What the client wants of this connection. Capabilities this daemon does not know are ignored, so newer
     clients still connect."""
@@ -23,6 +29,11 @@ class ClientCapabilities(WireModel):
 
     opt_out_notification_methods: list[str] | None = Field(
         default=None, description="Notification methods never to send to this connection."
+    )
+    mcp_apps: McpAppsCapability | None = Field(
+        default=None,
+        description="The host renders MCP Apps views: every MCP connection the daemon opens from now on declares "
+        "the `io.modelcontextprotocol/ui` extension.",
     )
 
 

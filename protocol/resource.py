@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from protocol.base import OpenModel, WireModel
 from protocol.content import Resource, ResourceTemplate
@@ -52,6 +52,45 @@ class ResourceReadParams(WireModel):
     )
 
 
+class UiCsp(WireModel):
+    """The origins a view may reach, beyond none (`_meta.ui.csp`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    connect_domains: list[str] | None = Field(default=None, description="Origins of fetch, XHR and WebSocket.")
+    resource_domains: list[str] | None = Field(default=None, description="Origins of scripts, styles, images, fonts.")
+    frame_domains: list[str] | None = Field(default=None, description="Origins of nested frames.")
+    base_uri_domains: list[str] | None = Field(default=None, description="Origins a `<base>` may name.")
+
+
+class UiPermissions(WireModel):
+    """Browser permissions a view asks for (`_meta.ui.permissions`), each present when asked."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    camera: dict[str, Any] | None = Field(default=None, description="The camera.")
+    microphone: dict[str, Any] | None = Field(default=None, description="The microphone.")
+    geolocation: dict[str, Any] | None = Field(default=None, description="The location.")
+    clipboard_write: dict[str, Any] | None = Field(default=None, description="Writing to the clipboard.")
+
+
+class UiResourceMeta(WireModel):
+    """How a host renders a `ui://` view (MCP Apps `_meta.ui`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    csp: UiCsp | None = Field(default=None, description="The Content-Security-Policy's allowed origins.")
+    permissions: UiPermissions | None = Field(default=None, description="Browser permissions it asks for.")
+    domain: str | None = Field(default=None, description="The origin it wants to be served from, if any.")
+    prefers_border: bool | None = Field(default=None, description="Whether the host should draw a border.")
+
+
+class ResourceMeta(OpenModel):
+    """A resource content's `_meta`: MCP Apps' `ui` typed, every other key as the server sent it."""
+
+    ui: UiResourceMeta | None = Field(default=None, description="A `ui://` view's rendering hints.")
+
+
 class ResourceContent(OpenModel):
     """One piece of a resource: `text`, `blob` (base64), or with `preview` a blob summary (`blobBytes`, `sha256`)."""
 
@@ -64,7 +103,7 @@ class ResourceContent(OpenModel):
         default=None, description="With `preview`: the blob's size in bytes (the blob itself is left out)."
     )
     sha256: str | None = Field(default=None, description="With `preview`: the blob's SHA-256, hex.")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta", description=_META)
+    meta: ResourceMeta | None = Field(default=None, alias="_meta", description=_META)
 
 
 class ResourceReadResult(WireModel):

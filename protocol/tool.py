@@ -13,6 +13,22 @@ _CALLER = "Only tools this caller may use (tools that restrict their callers nam
 _NEXT = "Pass as `cursor` for the next page; absent at the end."
 
 
+Visibility = Literal["model", "app"]
+"""Who may call a tool (MCP Apps): the model, or the view (app) of its server."""
+BOTH: tuple[Visibility, ...] = ("model", "app")
+
+
+class ToolUi(WireModel):
+    """A tool's MCP Apps view (`_meta.ui`, or the older `_meta["ui/resourceUri"]`)."""
+
+    resource_uri: str | None = Field(
+        default=None, description="The `ui://` resource the host renders for it; null for a tool only a view calls."
+    )
+    visibility: list[Visibility] = Field(
+        description="Who may call it: `model` (listed to models), `app` (its server's view); both by default."
+    )
+
+
 class ToolView(WireModel):
     """A tool as the host sees it: full name `mcp__<server>__<tool>` plus visibility flags."""
 
@@ -30,6 +46,9 @@ class ToolView(WireModel):
     )
     deferred: bool = Field(description="Left out of a model's tool list until searched for (`toolLoading`).")
     always_visible: bool = Field(description="Listed even when its server's tools are deferred.")
+    ui: ToolUi | None = Field(
+        default=None, description="Its MCP Apps view and who may call it; absent for a plain tool (both may)."
+    )
 
 
 class ToolListParams(PageParams):
@@ -98,6 +117,11 @@ class ToolCallParams(WireModel):
         description="Give up after this long (default: the server's `toolTimeoutMs`).",
     )
     meta: dict[str, Any] | None = Field(default=None, alias="_meta", description="MCP `_meta` to send with the call.")
+    origin: Visibility = Field(
+        default="model",
+        description="Who calls: the model, or a server's own view (`app`); each reaches only the tools whose "
+        "`ui.visibility` names it (`toolNotAllowed` otherwise).",
+    )
 
 
 class ProjectionRef(WireModel):

@@ -95,6 +95,7 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResul
         meta=params.meta,
         progress=progress,
         ask=ask,
+        origin=params.origin,
     )
     return EncodedResult(answer)
 

@@ -15,8 +15,9 @@ from protocol.encoding import compact_stdlib
 _PARAMS_KEYS = frozenset({"clientInfo", "capabilities"})
 _CLIENT_KEYS = frozenset({"name", "version", "title"})
 
-Client = tuple[str, str, frozenset[str]]
-"""A client's name, version and notification opt-outs, as its ``initialize`` gave them."""
+Client = tuple[str, str, frozenset[str], bool]
+"""A client's name, version, notification opt-outs and whether it renders MCP Apps views, as its ``initialize``
+gave them."""
 
 
 class ServedEarly(NamedTuple):
@@ -32,7 +33,7 @@ class ServedEarly(NamedTuple):
 
 
 def quick_params(params: Any) -> Client | None:
-    """``(client name, client version, opt-outs)`` for plainly valid params, else None."""
+    """``(client name, client version, opt-outs, renders views)`` for plainly valid params, else None."""
     if not isinstance(params, dict) or not params.keys() <= _PARAMS_KEYS:
         return None
     info = params.get("clientInfo")
@@ -47,7 +48,10 @@ def quick_params(params: Any) -> Client | None:
     opt_outs = capabilities.get("optOutNotificationMethods", [])
     if not isinstance(opt_outs, list) or not all(isinstance(m, str) for m in opt_outs):
         return None
-    return name, version, frozenset(opt_outs)
+    apps = capabilities.get("mcpApps")
+    if apps is not None and not isinstance(apps, dict):
+        return None
+    return name, version, frozenset(opt_outs), apps is not None
 
 
 def initialize_line(request_id: int | str, client: tuple[str, str], data_dir: str) -> bytes:

@@ -6,6 +6,9 @@
 * A tool whose ``_meta["allowedCallers"]`` is present is visible only to a caller named there (a malformed value
   restricts it to nobody); thread filters are case-sensitive ``fnmatch`` globs on full names.
 * Title: ``title``, else ``annotations["title"]``; tags: ``_meta["tags"]`` and ``annotations["tags"]``.
+* MCP Apps: ``_meta.ui`` (``resourceUri``, ``visibility``), or the older ``_meta["ui/resourceUri"]``, is the
+  view's ``ui``. A model's lists never hold a tool whose visibility lacks ``model``; unknown visibility entries
+  are dropped, and a visibility left empty is no one's (fail closed).
 The caller restriction and tags live in private attributes of :class:`CatalogView`: they never reach the wire,
 so keep the view instances (a view rebuilt from JSON has no restriction left).
 """
@@ -15,19 +18,21 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import PrivateAttr
 
 from mcp_runtime.catalog.names import check_tool_names, full_name
 from protocol.config import McpServerConfig
 from protocol.status import McpTool
-from protocol.tool import ToolView
+from protocol.tool import BOTH, ToolUi, ToolView, Visibility
 from protocol.tool_names import TOOL_PREFIX, TOOL_SEPARATOR
 
 AUTO_DEFER_THRESHOLD = 16
 """``toolLoading: "auto"`` defers a server's tools when it exposes more than this many."""
 ALLOWED_CALLERS_META = "allowedCallers"
+UI_META = "ui"
+LEGACY_UI_META = "ui/resourceUri"
 TAGS_KEY = "tags"
 
 V = TypeVar("V", bound=ToolView)
@@ -62,6 +67,25 @@ def _tags(meta: dict[str, Any], annotations: dict[str, Any] | None) -> tuple[str
     found = list(_strings(meta.get(TAGS_KEY)) or ())
     found.extend(_strings((annotations or {}).get(TAGS_KEY)) or ())
     return tuple(dict.fromkeys(found))
+
+
+def _ui(meta: dict[str, Any]) -> ToolUi | None:
+    """The tool's MCP Apps view, from ``_meta.ui`` or the older ``_meta["ui/resourceUri"]``."""
+    ui = meta.get(UI_META)
+    if isinstance(ui, dict):
+        uri = ui.get("resourceUri")
+        visibility = _strings(ui.get("visibility"))
+        allowed: list[Visibility] = [v for v in BOTH if v in visibility] if visibility is not None else list(BOTH)
+        return ToolUi(resource_uri=uri if isinstance(uri, str) else None, visibility=allowed)
+    legacy = meta.get(LEGACY_UI_META)
+    if isinstance(legacy, str):
+        return ToolUi(resource_uri=legacy, visibility=list(BOTH))
+    return None
+
+
+def visibility(view: ToolView) -> tuple[Visibility, ...]:
+    """Who may call the tool of ``view``: a plain tool, both."""
+    return tuple(view.ui.visibility) if view.ui is not None else BOTH
 
 
 def _raw_names(server: str, names: Iterable[str] | None) -> set[str] | None:
@@ -103,6 +127,7 @@ def build_views(server: str, config: McpServerConfig, tools: Sequence[McpTool]) 
             annotations=tool.annotations,
             deferred=deferred,
             always_visible=tool.name in always,
+            ui=_ui(meta),
         )
         view._allowed_callers = _allowed_callers(meta)
         view._tags = _tags(meta, tool.annotations)
@@ -137,8 +162,10 @@ def visible_for_context(
     include_deferred: bool,
     allowed_tools: Sequence[str] | None = None,
     disabled_tools: Sequence[str] | None = None,
+    audience: Literal["model", "any"] = "model",
 ) -> list[V]:
-    """The views a context may see: thread globs, caller restriction, then deferral (order kept)."""
+    """The views a context may see: thread globs, caller restriction, a model's visibility (``any``: a call, whose
+    origin is judged on its own), then deferral (order kept)."""
     allow = _glob(allowed_tools) if allowed_tools is not None else None
     deny = _glob(disabled_tools) if disabled_tools else None
     out: list[V] = []
@@ -149,6 +176,8 @@ def visible_for_context(
             continue
         callers = allowed_callers(view)
         if callers is not None and (caller is None or caller not in callers):
+            continue
+        if audience == "model" and view.ui is not None and "model" not in view.ui.visibility:
             continue
         if view.deferred and not (view.always_visible or include_deferred):
             continue

@@ -23,7 +23,7 @@ from mcp_runtime.events import EventSink
 from mcp_runtime.oauth import needs_login
 from mcp_runtime.oauth.credentials import CREDENTIALS_FILE
 from mcp_runtime.owners.auth import auth_status, connection_auth, watch_login
-from mcp_runtime.owners.preview import preview_content
+from mcp_runtime.owners.preview import UI_SCHEME, preview_content, typed_contents, view_too_large
 from mcp_runtime.owners.status import CredentialsStamp, Detail, RowKey, StatusCache
 from mcp_runtime.session.slot import ElicitationHandler, SessionSlot, SlotLost
 from mcp_runtime.session.state import error_info, server_status
@@ -31,7 +31,7 @@ from mcp_runtime.tasks import Spawner
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.prompt import PromptGetResult, PromptView
-from protocol.resource import ResourceContent, ResourceReadResult, ResourceTemplateView, ResourceView
+from protocol.resource import ResourceReadResult, ResourceTemplateView, ResourceView
 from protocol.status import AuthStatus, ServerStatus, StartupState, StartupStatusUpdated
 from protocol.tool import ToolView
 
@@ -302,13 +302,19 @@ class SlotOwner(ABC):
         return resources, templates
 
     async def read_resource(self, server: str, uri: str, preview: bool = False) -> ResourceReadResult:
+        view = uri.startswith(UI_SCHEME)
         async with self._use(server):
             slot = await self._ready_slot(server)
-            contents: list[dict[str, Any]] = (await slot.read_resource(uri)).get("contents", [])
+            try:
+                contents: list[dict[str, Any]] = (await slot.read_resource(uri)).get("contents", [])
+            except AppError as exc:
+                if view and exc.reason == "responseTooLarge":
+                    raise view_too_large(server, uri, exc) from exc
+                raise
         self._after_read(server, uri, contents)
-        if preview:
+        if preview and not view:  # a view is rendered whole: never a preview's cut
             contents = [preview_content(c) for c in contents]
-        return ResourceReadResult(contents=[ResourceContent.model_validate(c) for c in contents])
+        return typed_contents(server, contents)
 
     @abstractmethod
     def _after_read(self, server: str, uri: str, contents: list[dict[str, Any]]) -> None:

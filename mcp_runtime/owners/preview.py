@@ -1,4 +1,5 @@
-"""What a resource read returns as a preview, and what a thread-scoped read leaves behind (digests only)."""
+"""What a resource read returns (typed; as a preview; an MCP Apps view whole), and what a thread-scoped read leaves
+behind (digests only)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,34 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from mcp_runtime.limits import MAX_MESSAGE_BYTES
+from protocol.jsonrpc import AppError
+from protocol.resource import ResourceContent, ResourceReadResult
 from protocol.thread import ContentRef, ResourceReadFact
 
 PREVIEW_TEXT_BYTES = 16 * 1024
 URI_PREVIEW_CHARS = 120
+UI_SCHEME = "ui://"
+
+
+def view_too_large(server: str, uri: str, error: AppError) -> AppError:
+    """A view is handed over whole or not at all: a read refused for its size (a message past the transport's cap)
+    is ``resourceTooLarge``, never a preview's cut, which would render broken."""
+    message = f"the view {uri[:200]} is larger than {MAX_MESSAGE_BYTES} bytes"
+    return AppError("resourceTooLarge", message, limit=error.details.get("limit", MAX_MESSAGE_BYTES), server=server)
+
+
+def typed_contents(server: str, contents: Sequence[dict[str, Any]]) -> ResourceReadResult:
+    """The read's answer, MCP Apps ``_meta.ui`` typed: a view whose rendering hints (its CSP) do not parse is
+    ``invalidOutput``, never rendered with hints guessed."""
+    from pydantic import ValidationError
+
+    try:
+        return ResourceReadResult(contents=[ResourceContent.model_validate(c) for c in contents])
+    except ValidationError as exc:
+        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+        raise AppError("invalidOutput", f"the server sent a resource that does not parse: {detail}"[:1000],
+                       server=server, detail=detail[:300]) from None  # fmt: skip
 
 
 def preview_content(content: dict[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import structlog
 
 from mcp_runtime.catalog.names import full_name
 from mcp_runtime.catalog.schemas import arguments_validator, errors, non_finite, validator
-from mcp_runtime.catalog.views import build_views, visible_for_context
+from mcp_runtime.catalog.views import build_views, visibility, visible_for_context
 from mcp_runtime.events import EventSink
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.oauth import needs_login
@@ -40,6 +40,7 @@ from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.status import McpTool, ServerStatus
 from protocol.thread import ResourceReadFact
+from protocol.tool import Visibility
 
 __all__ = ["McpThreadRuntime"]
 
@@ -50,6 +51,7 @@ log = structlog.get_logger("mcp_runtime.thread")
 class _ToolSpec:
     tool: McpTool
     allowed: bool
+    visibility: tuple[Visibility, ...]
     input: Any
     output: Any
 
@@ -240,8 +242,9 @@ class McpThreadRuntime(SlotOwner):
 
     # ----------------------------------------------------------------- calls
 
-    def _tool(self, name: str, slot: SessionSlot, tool: str) -> _ToolSpec:
-        """The tool as listed now (captured for the whole call), after server and thread filters.
+    def _tool(self, name: str, slot: SessionSlot, tool: str, origin: Visibility) -> _ToolSpec:
+        """The tool as listed now (captured for the whole call), after server and thread filters, for a call from
+        ``origin`` (the model, or the server's own view: MCP Apps visibility).
 
         Decisions and compiled validators are cached per listed tool object: a refresh replaces the objects.
         """
@@ -259,11 +262,17 @@ class McpThreadRuntime(SlotOwner):
         if spec is None or spec.tool is not listed:
             views = build_views(name, self._servers[name].config, [listed])
             visible = visible_for_context(
-                views, caller=None, include_deferred=True, allowed_tools=self._allowed, disabled_tools=self._disabled
+                views,
+                caller=None,
+                include_deferred=True,
+                allowed_tools=self._allowed,
+                disabled_tools=self._disabled,
+                audience="any",
             )
             spec = self._specs[key] = _ToolSpec(
                 tool=listed,
                 allowed=bool(visible),
+                visibility=visibility(views[0]),
                 input=arguments_validator(listed.input_schema),
                 output=validator(listed.output_schema) if listed.output_schema is not None else None,
             )
@@ -271,6 +280,10 @@ class McpThreadRuntime(SlotOwner):
             raise AppError(
                 "toolNotAllowed", f"{full_name(name, tool)} is not allowed in this thread", server=name, tool=tool
             )
+        if origin not in spec.visibility:
+            who = " and ".join(spec.visibility) or "no one"
+            message = f"{full_name(name, tool)} may be called by {who}, not by the {origin}"
+            raise AppError("toolNotAllowed", message, server=name, tool=tool, visibility=list(spec.visibility))
         return spec
 
     async def call_tool(
@@ -284,13 +297,14 @@ class McpThreadRuntime(SlotOwner):
         meta: dict[str, Any] | None = None,
         progress: ProgressCallback | None = None,
         ask: AskCallback | None = None,
+        origin: Visibility = "model",
     ) -> bytes:
         """Execute one tool call: its ``ToolCallResult`` JSON (``isError`` results included), projected and with
         its blobs and long text archived, serialized once here (its size is checked on the answer itself)."""
         async with self._use(server):
             entry = self._server(server)
             slot = await self._ready_slot(server)
-            spec = self._tool(server, slot, tool)
+            spec = self._tool(server, slot, tool, origin)
             problems = errors(spec.input, arguments if arguments is not None else {})
             if problems:
                 raise AppError(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mcp_runtime import _sdk_compat
 from mcp_runtime.session.errors import marked_reason
+from mcp_runtime.session.extensions import client_extensions
 from mcp_runtime.session.refresh import KINDS, fetch_catalog
 from mcp_runtime.session.state import ConnectionState, dump
 from mcp_runtime.session.stdio import StdioTransport
@@ -56,6 +57,7 @@ def open_client(
         elicitation_callback=cast("ElicitationFnT | None", elicitation),
         client_info=Implementation(name=NAME, version=VERSION),
         cache=None,
+        extensions=client_extensions(),
     )
     return client, transport
 

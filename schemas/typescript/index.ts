@@ -87,6 +87,8 @@ export interface CancelRequestParams {
 export interface ClientCapabilities {
   /** Notification methods never to send to this connection. */
   optOutNotificationMethods?: string[];
+  /** The host renders MCP Apps views: every MCP connection the daemon opens from now on declares the `io.modelcontextprotocol/ui` extension. */
+  mcpApps?: McpAppsCapability;
 }
 
 /** Who the client is, for the daemon's logs. */
@@ -340,6 +342,7 @@ export type ErrorReason =
   | "redactedValue"
   | "redirectRejected"
   | "reservedHeader"
+  | "resourceTooLarge"
   | "responseTooLarge"
   | "retired"
   | "revisionMismatch"
@@ -700,6 +703,9 @@ export interface ListChangedCapability {
   listChanged?: boolean;
 }
 
+/** The host renders MCP Apps views (no settings yet). */
+export type McpAppsCapability = { [key: string]: unknown };
+
 /** How to reach an MCP server (a stdio command or an http URL) and how to use it. */
 export type McpServerConfig = StdioServerConfig | HttpServerConfig;
 
@@ -1024,7 +1030,7 @@ export interface ResourceContent {
   /** With `preview`: the blob's SHA-256, hex. */
   sha256?: string;
   /** Metadata the server attached (MCP `_meta`). */
-  _meta?: { [key: string]: unknown };
+  _meta?: ResourceMeta;
 }
 
 /** A link to a resource the server can read (with `mcpServer/resource/read`); not necessarily listed. */
@@ -1069,6 +1075,12 @@ export interface ResourceListResult {
   resourceTemplates: ResourceTemplateView[];
   /** Pass as `cursor` for the next page; absent at the end. */
   nextCursor?: string;
+}
+
+/** A resource content's `_meta`: MCP Apps' `ui` typed, every other key as the server sent it. */
+export interface ResourceMeta {
+  /** A `ui://` view's rendering hints. */
+  ui?: UiResourceMeta;
 }
 
 /** What a thread-scoped resource read leaves behind: digests and refs, never the body. */
@@ -1438,7 +1450,7 @@ export interface ServerUpdateParams {
 /** A size limit was exceeded. */
 export interface SizeLimitErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
-  reason: "configTooLarge" | "responseTooLarge";
+  reason: "configTooLarge" | "responseTooLarge" | "resourceTooLarge";
   /** The MCP server the error is about, if one is. */
   server?: string;
   /** The limit in bytes. */
@@ -1464,7 +1476,7 @@ export interface StartupFailedErrorData {
   reason: "startupFailed";
   /** The MCP server the error is about, if one is. */
   server?: string;
-  /** The kind of failure, e.g. `commandNotFound`. */
+  /** The kind of failure: `commandNotFound`, `tooManyOpenFiles`, … */
   detail?: string;
   /** With `commandNotFound`: the command. */
   command?: string;
@@ -1802,6 +1814,11 @@ export interface ToolCallParams {
   timeoutMs?: number;
   /** MCP `_meta` to send with the call. */
   _meta?: { [key: string]: unknown };
+  /**
+   * Who calls: the model, or a server's own view (`app`); each reaches only the tools whose `ui.visibility` names it (`toolNotAllowed` otherwise).
+   * @default "model"
+   */
+  origin?: "model" | "app";
 }
 
 /**
@@ -1829,6 +1846,8 @@ export interface ToolErrorData {
   server: string;
   /** The tool's name on that server. */
   tool: string;
+  /** With `toolNotAllowed` across the MCP Apps boundary: who may call it. */
+  visibility?: ("model" | "app")[];
 }
 
 /** `mcpTool/listForContext`: the tools a model in this context may see. */
@@ -1911,6 +1930,14 @@ export interface ToolSearchResult {
   missing?: string[];
 }
 
+/** A tool's MCP Apps view (`_meta.ui`, or the older `_meta["ui/resourceUri"]`). */
+export interface ToolUi {
+  /** The `ui://` resource the host renders for it; null for a tool only a view calls. */
+  resourceUri?: string;
+  /** Who may call it: `model` (listed to models), `app` (its server's view); both by default. */
+  visibility: ("model" | "app")[];
+}
+
 /** A tool as the host sees it: full name `mcp__<server>__<tool>` plus visibility flags. */
 export interface ToolView {
   /** The full name, `mcp__<server>__<tool>`: what a model calls it. */
@@ -1933,6 +1960,8 @@ export interface ToolView {
   deferred: boolean;
   /** Listed even when its server's tools are deferred. */
   alwaysVisible: boolean;
+  /** Its MCP Apps view and who may call it; absent for a plain tool (both may). */
+  ui?: ToolUi;
 }
 
 /** `mcp:tools_updated`: the server's catalog was refreshed. */
@@ -1953,6 +1982,42 @@ export interface TransportNotAllowedErrorData {
   transport: "stdio" | "http";
   /** The server. */
   name?: string;
+}
+
+/** The origins a view may reach, beyond none (`_meta.ui.csp`). */
+export interface UiCsp {
+  /** Origins of fetch, XHR and WebSocket. */
+  connectDomains?: string[];
+  /** Origins of scripts, styles, images, fonts. */
+  resourceDomains?: string[];
+  /** Origins of nested frames. */
+  frameDomains?: string[];
+  /** Origins a `<base>` may name. */
+  baseUriDomains?: string[];
+}
+
+/** Browser permissions a view asks for (`_meta.ui.permissions`), each present when asked. */
+export interface UiPermissions {
+  /** The camera. */
+  camera?: { [key: string]: unknown };
+  /** The microphone. */
+  microphone?: { [key: string]: unknown };
+  /** The location. */
+  geolocation?: { [key: string]: unknown };
+  /** Writing to the clipboard. */
+  clipboardWrite?: { [key: string]: unknown };
+}
+
+/** How a host renders a `ui://` view (MCP Apps `_meta.ui`). */
+export interface UiResourceMeta {
+  /** The Content-Security-Policy's allowed origins. */
+  csp?: UiCsp;
+  /** Browser permissions it asks for. */
+  permissions?: UiPermissions;
+  /** The origin it wants to be served from, if any. */
+  domain?: string;
+  /** Whether the host should draw a border. */
+  prefersBorder?: boolean;
 }
 
 /** The server has no prompt with this name. */
@@ -2269,6 +2334,7 @@ export const ERROR_CODES = {
   redactedValue: -32602,
   redirectRejected: -32012,
   reservedHeader: -32012,
+  resourceTooLarge: -32013,
   responseTooLarge: -32013,
   retired: -32601,
   revisionMismatch: -32011,
@@ -2335,6 +2401,7 @@ export type ErrorDataByReason = {
   "redactedValue": RedactedValueErrorData;
   "redirectRejected": PlainErrorData & { reason: "redirectRejected" };
   "reservedHeader": HeaderErrorData & { reason: "reservedHeader" };
+  "resourceTooLarge": SizeLimitErrorData & { reason: "resourceTooLarge" };
   "responseTooLarge": SizeLimitErrorData & { reason: "responseTooLarge" };
   "retired": RetiredErrorData;
   "revisionMismatch": RevisionMismatchErrorData;

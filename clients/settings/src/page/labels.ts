@@ -91,6 +91,7 @@ export const REASON_LABEL = {
   redirectRejected: "a redirect was refused",
   reservedHeader: "a header the protocol reserves",
   responseTooLarge: "a response too large",
+  resourceTooLarge: "the view is too large to show",
   retired: "a retired method",
   revisionMismatch: "changed meanwhile",
   serverBusy: "busy; retry",
