@@ -6,6 +6,7 @@ fast; ``get_logger`` hands out a proxy that binds the real logger then.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
@@ -71,6 +72,27 @@ def set_level(level: str) -> None:
     _level = _LEVELS.get(level.lower(), _LEVELS["info"])
 
 
+class _Stderr:
+    """Where log lines go: file descriptor 2, one unbuffered write per line (a line is on disk when the call returns,
+    so a daemon killed with SIGKILL has logged up to its last line), and a write that fails (a full disk, a closed
+    pipe) costs that line, never the request that logged it."""
+
+    def write(self, text: str) -> int:
+        data = text.encode(errors="backslashreplace")
+        try:
+            while data:
+                data = data[os.write(2, data) :]
+        except OSError:
+            pass
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+
+STDERR = _Stderr()
+
+
 def _configure() -> None:
     """structlog and the stdlib root logger (the SDK and httpx log there) both write JSON lines to stderr."""
     global _configured
@@ -87,10 +109,10 @@ def _configure() -> None:
     structlog.configure(
         processors=[*shared, structlog.processors.JSONRenderer()],
         wrapper_class=structlog.make_filtering_bound_logger(_level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=STDERR),  # type: ignore[arg-type]
         cache_logger_on_first_use=True,
     )
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(STDERR)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processors=[

@@ -2,13 +2,15 @@
 stops reading costs the daemon bounded memory whatever the results' sizes, and no answer is ever dropped).
 
 Everything written to a connection while its spool holds anything goes through the spool, so the order of the
-connection's output never changes. The file is unnamed (``O_TMPFILE``, or unlinked at once where that does not
-exist), in the data dir, 0600; it is closed (its space freed) whenever everything in it has been sent, and when
-the connection closes.
+connection's output never changes. When the file cannot take more (a full disk, or ``SPOOL_CAP``), what is left
+waits in memory until the client reads: no answer is lost, and new requests are refused meanwhile. The file is
+unnamed (``O_TMPFILE``, or unlinked at once where that does not exist), in the data dir, 0600; it is closed (its
+space freed) whenever everything in it has been sent, and when the connection closes.
 """
 
 from __future__ import annotations
 
+import errno
 from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -22,6 +24,9 @@ log = get_logger("app_server.spool")
 
 READ_CHUNK = 1 << 20
 """Bytes read back from the file per write to the client."""
+SPOOL_CAP = 1 << 30
+"""Unsent bytes one connection may keep on disk; past it (or when the disk is full) its output waits in memory, in
+order, and new requests are ``overloaded`` until the client has read (the connection's backlog counts both)."""
 
 
 class Spool:
@@ -108,7 +113,9 @@ class Spool:
             self._spilled.set()
 
     def _write(self, data: bytes) -> None:
-        """In a worker thread: the file is made on first use, and written at its end."""
+        """In a worker thread: the file is made on first use, and written at its end (never past ``SPOOL_CAP``)."""
+        if self._end - self._start + len(data) > SPOOL_CAP:
+            raise OSError(errno.EFBIG, "the connection's spool is at its cap")
         if self._file is None:
             import tempfile
 

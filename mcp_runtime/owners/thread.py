@@ -34,7 +34,7 @@ from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.owners.thread_server import ThreadServer
 from mcp_runtime.session.errors import timeout_error
 from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
-from mcp_runtime.storage.archive import STORAGE_FULL, ThreadArchive
+from mcp_runtime.storage.archive import ThreadArchive
 from mcp_runtime.tasks import Spawner
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
@@ -349,12 +349,10 @@ class McpThreadRuntime(SlotOwner):
                         server=server,
                     )
             if projected.entries:  # most results archive nothing: no worker-thread hop on the common path
-                try:
-                    await anyio.to_thread.run_sync(self._archive.put, self.thread_id, projected.entries)
-                except OSError as exc:
-                    if exc.errno not in STORAGE_FULL:
-                        raise
-                    log.warning("archive full: result answered without refs", server=server, tool=tool)
+                archive = self._archive
+                stored = await anyio.to_thread.run_sync(archive.put_unless_full, self.thread_id, projected.entries)
+                if not stored:
+                    log.warning("archive_full", server=server, tool=tool)
                     return tool_call_json(result, unarchived(result))
             return answer
 

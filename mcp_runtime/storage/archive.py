@@ -209,6 +209,17 @@ class ThreadArchive:
 
     # ----------------------------------------------------------------- write
 
+    def put_unless_full(self, thread_id: str, entries: Sequence[tuple[Stored, bytes]]) -> bool:
+        """:meth:`put`, or False when the disk is full. Decided here, in the worker thread, so no exception carries
+        a traceback (and with it the result's bytes) back to the loop, where it would outlive the call."""
+        try:
+            self.put(thread_id, entries)
+        except OSError as exc:
+            if exc.errno not in STORAGE_FULL:
+                raise
+            return False
+        return True
+
     def put(self, thread_id: str, entries: Sequence[tuple[Stored, bytes]]) -> None:
         """Store ``entries`` durably, then drop the thread's oldest other entries until its cap holds, then other
         threads' archives until the data dir's cap holds."""

@@ -31,6 +31,10 @@ CASES: list[Any] = [
     {"clientInfo": {"name": "app", "version": "1"}, "capabilities": None},
     {"clientInfo": {"name": "app", "version": "1", "title": None}},
     {"client_info": {"name": "app", "version": "1"}},
+    {"clientInfo": {"name": "app", "version": "1"}, "capabilities": {"mcpApps": {}}},
+    {"clientInfo": {"name": "app", "version": "1"}, "capabilities": {"mcpApps": {"future": 1}}},
+    {"clientInfo": {"name": "app", "version": "1"}, "capabilities": {"mcpApps": True}},
+    {"clientInfo": {"name": "app", "version": "1"}, "capabilities": {"mcpApps": None}},
     {"clientInfo": "app"},
     {},
     [],
@@ -54,17 +58,20 @@ def test_quick_check_accepts_only_what_the_model_accepts_and_reads_it_the_same(p
     assert model is not None, f"quick path accepted params the model rejects: {params!r}"
     capabilities = model.capabilities
     opt_outs = frozenset(capabilities.opt_out_notification_methods or []) if capabilities else frozenset()
-    assert quick == (model.client_info.name, model.client_info.version, opt_outs)
+    apps = capabilities is not None and capabilities.mcp_apps is not None
+    assert quick == (model.client_info.name, model.client_info.version, opt_outs, apps)
 
 
 def test_plain_params_take_the_quick_path() -> None:
-    assert handshake.quick_params(CASES[0]) == ("app", "1.2", frozenset())
-    assert handshake.quick_params(CASES[3]) == ("app", "1", frozenset({"a", "b"}))
+    assert handshake.quick_params(CASES[0]) == ("app", "1.2", frozenset(), False)
+    assert handshake.quick_params(CASES[3]) == ("app", "1", frozenset({"a", "b"}), False)
+    apps = {"clientInfo": {"name": "app", "version": "1"}, "capabilities": {"mcpApps": {}}}
+    assert handshake.quick_params(apps) == ("app", "1", frozenset(), True)
 
 
 def test_unknown_capabilities_are_ignored_on_both_paths() -> None:
     params = {"clientInfo": {"name": "app", "version": "1"}, "capabilities": {"experimental": {"x": 1}, "roots": True}}
-    assert handshake.quick_params(params) == ("app", "1", frozenset())
+    assert handshake.quick_params(params) == ("app", "1", frozenset(), False)
     model = InitializeParams.model_validate(params)
     assert model.capabilities is not None and model.capabilities.opt_out_notification_methods is None
 
