@@ -9,10 +9,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcp_runtime.config.rules import is_sensitive_header
+from mcp_runtime.config.rules import MACHINE_GRANTS, is_sensitive_header
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
 from mcp_runtime.oauth.login import DEFAULT_TIMEOUT_S, LoginDone, LoginStarted, OAuthLogins
 from protocol.config import HttpServerConfig, McpServerConfig, OAuthSettings
+from protocol.jsonrpc import AppError
 from protocol.server import AuthStatus
 
 if TYPE_CHECKING:
@@ -72,8 +73,14 @@ def oauth_auth(name: str, url: str, config: McpServerConfig, data_dir: Path) -> 
 def login_client(settings: OAuthSettings, env: Mapping[str, str]) -> Any:
     """The pre-registered client a login uses (``OAuthClientInformationFull``), or None for dynamic registration.
 
-    Raises ``missingEnvVar`` when ``clientSecretEnvVar`` names an unset variable.
+    Raises ``unsupported`` for a machine grant (it never logs in through a browser) and ``missingEnvVar`` when
+    ``clientSecretEnvVar`` names an unset variable.
     """
+    if settings.grant in MACHINE_GRANTS:
+        raise AppError(
+            "unsupported",
+            f"grant {settings.grant} authenticates without a browser login: the token is fetched when connecting",
+        )
     if settings.client_id is None:
         return None
     from mcp_runtime.oauth.flow import client_secret, pre_registered_client
@@ -102,8 +109,8 @@ def auth_status(name: str, url: str, config: McpServerConfig, data_dir: Path) ->
         return "unsupported"
     if _static_auth(config):
         return "bearerToken"
-    if config.oauth is not None and config.oauth.grant == "clientCredentials":
-        return "oAuth"  # a machine client: no login, a token is fetched when connecting
+    if config.oauth is not None and config.oauth.grant in MACHINE_GRANTS:
+        return "oAuth"  # a machine grant: no login, a token is fetched when connecting
     if CredentialStore(data_dir).has_tokens(name, url):
         return "oAuth"
     if config.oauth is not None:
