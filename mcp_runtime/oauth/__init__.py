@@ -30,6 +30,7 @@ __all__ = [
     "auth_status",
     "client_metadata_url",
     "login_client",
+    "logs_in",
     "needs_login",
     "oauth_auth",
     "step_up_scopes",
@@ -47,6 +48,14 @@ def needs_login(reason: str | None) -> bool:
     session ended by its request and a thread that does not reconnect on demand all ask here.
     """
     return reason in LOGIN_REASONS
+
+
+def logs_in(config: McpServerConfig) -> bool:
+    """Whether only a user's login (``mcpServer/oauth/login``) can give this server a new credential: false for a
+    machine grant, whose credential the daemon fetches itself (from what the host keeps current, for the assertion
+    grants), so a connection lost for want of one may be tried again on demand."""
+    return not (isinstance(config, HttpServerConfig) and config.oauth is not None
+                and config.oauth.grant in MACHINE_GRANTS)
 
 
 def _static_auth(config: HttpServerConfig) -> bool:

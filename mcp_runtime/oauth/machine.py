@@ -248,7 +248,8 @@ class IdentityAssertionOAuth(_AssertionFlow):
     """``grant: identityAssertion`` (SEP-990): for each token, the user's ID token (read now from where the host's
     single sign-on keeps it) is exchanged at the enterprise IdP for an ID-JAG naming this authorization server and
     this resource, which is presented with ``client_secret_basic``. A refused ID token is not sent again until the
-    host writes another; the refusal is ``reauthenticationRequired`` (step ``idp``)."""
+    host writes another; the refusal is ``reauthenticationRequired`` (step ``idp``) and ends every connection's
+    session, so every status row says so at once."""
 
     def __init__(
         self,
@@ -288,10 +289,25 @@ class IdentityAssertionOAuth(_AssertionFlow):
             self._idp, self._idp_secret, id_token, self._issuer_url, self.context.get_resource_url(), scope
         )
         response = await self._send(client, exchange, "identity provider's token endpoint")
-        if 400 <= response.status_code < 500:
-            self._id_token.refuse(id_token)
-        id_jag = read_exchange(response)
+        try:
+            id_jag = read_exchange(response)
+        except AppError as refused:
+            if refused.reason == "reauthenticationRequired":
+                self._id_token.refuse(id_token)
+                self._refusal: AppError | None = refused
+            raise
         return jwt_bearer_request(self.context, token_endpoint, id_jag, scope)
+
+    async def _obtain(self) -> None:
+        """The user's sign-in no longer holds for any connection once the IdP refused it: every session is told,
+        after the flow's own HTTP client is closed (the session making this request is torn down only then)."""
+        self._refusal = None
+        try:
+            await super()._obtain()
+        except AppError as failure:
+            if failure is self._refusal:
+                self._tell_watchers(failure)
+            raise
 
 
 class WorkloadOAuth(_AssertionFlow):

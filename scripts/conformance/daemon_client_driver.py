@@ -11,12 +11,16 @@ secret (or private key) in ``MCP_CONFORMANCE_CONTEXT``. This driver behaves like
 2. ``mcpServer/create {name, config: {type: "http", url}}`` — with ``oauth: {}`` for ``auth/*`` scenarios,
    ``oauth: {clientId, clientSecretEnvVar}`` when the context hands over a pre-registered client, and
    ``oauth: {grant: "clientCredentials", clientId, clientSecretEnvVar | privateKeyEnvVar (+ signingAlgorithm),
-   expectedIssuer}`` for ``auth/client-credentials-*``. Secrets and keys reach the daemon only through its
-   environment. The expected issuer is what the host's administrator would enter; here the driver looks it up
+   expectedIssuer}`` for ``auth/client-credentials-*``, ``oauth: {grant: "identityAssertion", clientId,
+   clientSecretEnvVar, expectedIssuer, idp: {tokenEndpoint, clientId, idTokenFile}}`` for
+   ``auth/enterprise-managed-authorization`` (the user's ID token written to a file, as the host's single sign-on
+   keeps it) and ``oauth: {grant: "jwtBearer", clientId, expectedIssuer, assertionFile}`` for
+   ``auth/wif-jwt-bearer`` (the workload's JWT in a file, as its platform keeps it). Secrets and keys reach the
+   daemon only through its environment. The expected issuer is what the host's administrator would enter; here the driver looks it up
    once from the server's protected-resource metadata and the authorization server's metadata (the harness
    gives no other source);
-3. when the server needs a login (an ``auth/*`` scenario with a user, or ``mcpServer/start`` or a call failing
-   with ``authRequired``/``reauthenticationRequired``): ``mcpServer/oauth/login {name}`` → ``authorizationUrl``;
+3. when the server needs a login (an ``auth/*`` scenario with a user and a browser, or ``mcpServer/start`` or a
+   call failing with ``authRequired``/``reauthenticationRequired`` for such a server): ``mcpServer/oauth/login {name}`` → ``authorizationUrl``;
    play the browser (GET it without following redirects, then GET each ``Location`` until the daemon's loopback
    callback has answered) and wait for ``mcpServer/oauthLogin/completed``;
 4. ``mcpServer/start {name}``, then the scenario's steps (``steps.py``, the harness' reference client's): tool

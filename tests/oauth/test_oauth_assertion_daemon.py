@@ -115,6 +115,39 @@ def test_an_idp_that_refuses_is_reauthentication_and_the_refused_token_is_not_se
     assert shown.leaked([forged]) == []
 
 
+def test_a_refusal_mid_session_shows_on_every_row_and_the_next_id_token_recovers_without_a_login(
+    shown: Shown, data_dir: Path, tmp_path: Path
+) -> None:
+    id_token_file = tmp_path / "id_token"
+    write_rotated(id_token_file, id_token(IDP_KEY, "desktop", "alice"))
+    with oauth_fixture(*IDP, "--token-ttl", "2") as url:
+        thread_id = started_thread(shown, enterprise(url, id_token_file))
+        assert whoami(shown, thread_id)["subject"] == "alice"
+        write_rotated(id_token_file, id_token(IDP_KEY, "desktop", "alice", ttl=-60))  # the sign-in lapsed
+        wait_for_expiry(data_dir)
+        with pytest.raises(DaemonError) as err:
+            whoami(shown, thread_id)
+        assert (err.value.reason, err.value.data["step"]) == ("reauthenticationRequired", "idp")
+        management = shown.request("mcpServerStatus/list")["data"][0]  # told at once, though it sent nothing
+        assert (management["runtimeStatus"], management["lastError"]["reason"]) == (
+            "authenticationRequired", "reauthenticationRequired")
+        thread_row = shown.request("mcpServerStatus/list", {"threadId": thread_id})["data"][0]
+        assert thread_row["runtimeStatus"] != "connected"
+        exchanges = fixture_get(url, "stats")["idpExchanges"]
+        with pytest.raises(DaemonError) as err:
+            whoami(shown, thread_id)  # tried again on demand, but the refused ID token is not sent again
+        assert (err.value.reason, err.value.data["step"]) == ("reauthenticationRequired", "idp")
+        assert fixture_get(url, "stats")["idpExchanges"] == exchanges
+        thread_row = shown.request("mcpServerStatus/list", {"threadId": thread_id})["data"][0]
+        assert (thread_row["runtimeStatus"], thread_row["lastError"]["reason"]) == (
+            "authenticationRequired", "reauthenticationRequired")
+        write_rotated(id_token_file, id_token(IDP_KEY, "desktop", "bob"))  # the host's SSO signed the user in
+        assert whoami(shown, thread_id)["subject"] == "bob"  # the thread reconnects on demand
+        shown.request("mcpServer/start", {"name": "sec"})  # and the host starts the management connection
+        row = shown.request("mcpServerStatus/list", {"serverName": "sec"})["data"][0]
+        assert row["runtimeStatus"] == "connected"
+
+
 def test_an_idp_on_another_origin_needs_consent_before_the_id_token_goes_there(
     shown: Shown, tmp_path: Path
 ) -> None:
