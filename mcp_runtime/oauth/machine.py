@@ -105,15 +105,23 @@ class _MachineFlow(SharedFlow):
     def _refused(self, response: httpx2.Response) -> None:
         """What the grant does when the token endpoint refused its request (nothing, unless it says so)."""
 
+    def _failed(self, failure: AppError) -> None:
+        """What the grant does with a typed failure to get a token, once the flow's HTTP client is closed (the
+        session making this request is torn down only after that, if told to)."""
+
     async def _obtain(self) -> None:
         """Discovery (when the metadata of the expected issuer is not known yet), then the grant's token request
         (with a DPoP proof where it applies), read by the SDK."""
-        async with self._oauth_client() as client:
-            metadata = self.context.oauth_metadata
-            if metadata is None or not issuers_match(str(metadata.issuer), self._issuer_url):
-                await self._discover(client)
-            token_request = await self._grant_request(client)
-            response = await self._request_token(client, token_request)
+        try:
+            async with self._oauth_client() as client:
+                metadata = self.context.oauth_metadata
+                if metadata is None or not issuers_match(str(metadata.issuer), self._issuer_url):
+                    await self._discover(client)
+                token_request = await self._grant_request(client)
+                response = await self._request_token(client, token_request)
+        except AppError as failure:
+            self._failed(failure)
+            raise
         if 300 <= response.status_code < 400:
             raise AppError("redirectRejected", "the token endpoint answered with a redirect; redirects are refused")
         if 400 <= response.status_code < 500:
@@ -265,6 +273,7 @@ class IdentityAssertionOAuth(_AssertionFlow):
         assert idp is not None
         self._init_assertion(name, url, store, settings, timeout_s, secret)
         self._idp = idp
+        self._refusal: AppError | None = None
         self._idp_secret = (
             env_value(idp.client_secret_env_var, "idp.clientSecretEnvVar", env) if idp.client_secret_env_var else None
         )
@@ -294,20 +303,15 @@ class IdentityAssertionOAuth(_AssertionFlow):
         except AppError as refused:
             if refused.reason == "reauthenticationRequired":
                 self._id_token.refuse(id_token)
-                self._refusal: AppError | None = refused
+                self._refusal = refused
             raise
         return jwt_bearer_request(self.context, token_endpoint, id_jag, scope)
 
-    async def _obtain(self) -> None:
-        """The user's sign-in no longer holds for any connection once the IdP refused it: every session is told,
-        after the flow's own HTTP client is closed (the session making this request is torn down only then)."""
-        self._refusal = None
-        try:
-            await super()._obtain()
-        except AppError as failure:
-            if failure is self._refusal:
-                self._tell_watchers(failure)
-            raise
+    def _failed(self, failure: AppError) -> None:
+        """The user's sign-in no longer holds for any connection once the IdP refused it: every session is told."""
+        if failure is self._refusal:
+            self._refusal = None
+            self._tell_watchers(failure)
 
 
 class WorkloadOAuth(_AssertionFlow):
