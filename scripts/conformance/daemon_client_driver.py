@@ -16,13 +16,14 @@ secret (or private key) in ``MCP_CONFORMANCE_CONTEXT``. This driver behaves like
    ``auth/enterprise-managed-authorization`` (the user's ID token written to a file, as the host's single sign-on
    keeps it) and ``oauth: {grant: "jwtBearer", clientId, expectedIssuer, assertionFile}`` for
    ``auth/wif-jwt-bearer`` (the workload's JWT in a file, as its platform keeps it). Secrets and keys reach the
-   daemon only through its environment. The expected issuer is what the host's administrator would enter; here the driver looks it up
-   once from the server's protected-resource metadata and the authorization server's metadata (the harness
-   gives no other source);
+   daemon only through its environment. The expected issuer is what the host's administrator would enter; here
+   the driver looks it up once from the server's protected-resource metadata and the authorization server's
+   metadata (the harness gives no other source);
 3. when the server needs a login (an ``auth/*`` scenario with a user and a browser, or ``mcpServer/start`` or a
-   call failing with ``authRequired``/``reauthenticationRequired`` for such a server): ``mcpServer/oauth/login {name}`` → ``authorizationUrl``;
-   play the browser (GET it without following redirects, then GET each ``Location`` until the daemon's loopback
-   callback has answered) and wait for ``mcpServer/oauthLogin/completed``;
+   call failing with ``authRequired``/``reauthenticationRequired`` for such a server):
+   ``mcpServer/oauth/login {name}`` → ``authorizationUrl``; play the browser (GET it without following
+   redirects, then GET each ``Location`` until the daemon's loopback callback has answered) and wait for
+   ``mcpServer/oauthLogin/completed``;
 4. ``mcpServer/start {name}``, then the scenario's steps (``steps.py``, the harness' reference client's): tool
    calls through ``thread/start`` + ``mcpServer/tool/call``, answering ``mcpServer/elicitation/request`` as a
    user would (the form pre-filled with its defaults, or what the scenario asks to confirm), and reading every
