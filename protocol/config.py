@@ -17,7 +17,8 @@ from protocol.constants import TRANSPORTS
 
 ToolLoading = Literal["eager", "deferred", "auto"]
 ProtocolMode = Literal["auto", "2026-07-28", "2025-11-25"]
-OAuthGrant = Literal["authorizationCode", "clientCredentials"]
+OAuthGrant = Literal["authorizationCode", "clientCredentials", "identityAssertion", "jwtBearer"]
+DPoPMode = Literal["auto", "required", "never"]
 SigningAlgorithm = Literal["RS256", "ES256"]
 AppName = Literal["claude", "claudeDesktop", "codex", "gemini", "cursor", "vscode"]
 APP_NAMES: tuple[AppName, ...] = ("claude", "claudeDesktop", "codex", "gemini", "cursor", "vscode")
@@ -42,13 +43,33 @@ class AppTargets(WireModel):
         return bool(getattr(self, self.field_of(app)))
 
 
+class IdentityProviderSettings(WireModel):
+    """The enterprise identity provider of ``grant: identityAssertion``: where the user's ID token is exchanged for
+    an ID-JAG (RFC 8693), and where the host's single sign-on keeps that ID token (a file or a variable)."""
+
+    token_endpoint: str = Field(description="The IdP's token endpoint (RFC 8693 token exchange).")
+    client_id: str = Field(min_length=1, max_length=1024, description="This app's client id at the IdP.")
+    client_secret_env_var: str | None = Field(
+        default=None, description="The environment variable holding this app's client secret at the IdP."
+    )
+    client_secret: str | None = Field(default=None, description="Refused (`inlineSecret`): use `clientSecretEnvVar`.")
+    id_token_file: str | None = Field(
+        default=None,
+        description="Absolute path of the file the host's single sign-on keeps the user's ID token in (read for "
+        "each exchange).",
+    )
+    id_token_env_var: str | None = Field(
+        default=None, description="The environment variable holding the user's ID token (instead of a file)."
+    )
+
+
 class OAuthSettings(WireModel):
     """OAuth options: scopes, trusted origins, the login's callback port, a client ID metadata document,
-    a pre-registered or machine client.
+    a pre-registered or machine client, sender-constrained tokens, enterprise and workload identities.
 
     ``clientSecret``, ``privateKey`` and ``resource`` are accepted in shape only, to be refused with a typed reason
     (``inlineSecret``, ``unsupported``): secrets come only from the environment (``clientSecretEnvVar``,
-    ``privateKeyEnvVar``).
+    ``privateKeyEnvVar``) or from files the host keeps (``idp.idTokenFile``, ``assertionFile``).
     """
 
     scopes: list[str] | None = Field(default=None, description="Scopes to ask for at login.")
@@ -56,7 +77,9 @@ class OAuthSettings(WireModel):
         default=None, description="Origins besides the server's own that OAuth endpoints may be on (consent)."
     )
     grant: OAuthGrant | None = Field(
-        default=None, description="`authorizationCode` (a user logs in; default) or `clientCredentials` (no user)."
+        default=None,
+        description="`authorizationCode` (a user logs in; default), `clientCredentials` (no user), "
+        "`identityAssertion` (the user's enterprise ID token, no browser) or `jwtBearer` (a workload's JWT).",
     )
     client_id: str | None = Field(
         default=None, min_length=1, max_length=1024, description="A pre-registered client's id (no registration)."
@@ -75,7 +98,25 @@ class OAuthSettings(WireModel):
         default=None, description="With `privateKeyEnvVar`: how the client assertion is signed (default `RS256`)."
     )
     expected_issuer: str | None = Field(
-        default=None, description="With `clientCredentials`: the authorization server's issuer must be this."
+        default=None,
+        description="With `clientCredentials`, `identityAssertion` or `jwtBearer`: the authorization server's issuer "
+        "must be this.",
+    )
+    dpop: DPoPMode | None = Field(
+        default=None,
+        description="Sender-constrained tokens (DPoP): `auto` (default: when the server asks for them and its "
+        "authorization server supports them), `required` or `never`.",
+    )
+    idp: IdentityProviderSettings | None = Field(
+        default=None, description="With `identityAssertion`: the enterprise identity provider."
+    )
+    assertion_file: str | None = Field(
+        default=None,
+        description="With `jwtBearer`: absolute path of the file the platform keeps the workload's JWT in (read for "
+        "each token request).",
+    )
+    assertion_env_var: str | None = Field(
+        default=None, description="With `jwtBearer`: the environment variable holding the workload's JWT."
     )
     callback_port: int | None = Field(
         default=None,

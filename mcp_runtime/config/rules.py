@@ -7,6 +7,7 @@ the importers all call :func:`parse_server_config`, so an entry is never accepte
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from typing import Any
 from urllib.parse import urlsplit
@@ -131,20 +132,26 @@ def _check_http(config: HttpServerConfig) -> None:
         _check_oauth(config.oauth)
 
 
+MACHINE_GRANTS = frozenset({"clientCredentials", "identityAssertion", "jwtBearer"})
+"""Grants without a user's browser login: a token is fetched when connecting, from ``expectedIssuer`` only."""
+
+
 def _check_oauth(oauth: OAuthSettings) -> None:
-    """Secrets only by environment reference; a machine client names its id, its secret or key, and its issuer."""
+    """Secrets only by environment reference (or a file the host keeps); each grant names what it needs."""
     if oauth.client_secret is not None:
         raise AppError("inlineSecret", "oauth.clientSecret must not be inline: use oauth.clientSecretEnvVar")
     if oauth.private_key is not None:
         raise AppError("inlineSecret", "oauth.privateKey must not be inline: use oauth.privateKeyEnvVar")
+    if oauth.idp is not None and oauth.idp.client_secret is not None:
+        raise AppError("inlineSecret", "oauth.idp.clientSecret must not be inline: use oauth.idp.clientSecretEnvVar")
     if oauth.resource is not None:
         raise AppError("unsupported", "oauth.resource is not supported")
     for origin in oauth.allowed_origins or []:
         check_url(origin, field="oauth.allowedOrigins")
     if oauth.client_metadata_url is not None:
         check_client_metadata_url(oauth.client_metadata_url, field="oauth.clientMetadataUrl")
-        if oauth.client_id is not None or oauth.grant == "clientCredentials":
-            _oauth_only("clientMetadataUrl", "a client that registers itself (no clientId, no clientCredentials)")
+        if oauth.client_id is not None or oauth.grant in MACHINE_GRANTS:
+            _oauth_only("clientMetadataUrl", "a client that registers itself (no clientId, no machine grant)")
     if oauth.client_secret_env_var is not None:
         _check_env_name(oauth.client_secret_env_var, "config.oauth.clientSecretEnvVar")
         if oauth.client_id is None:
@@ -157,20 +164,71 @@ def _check_oauth(oauth: OAuthSettings) -> None:
             _oauth_only("privateKeyEnvVar", "a client without clientSecretEnvVar (one way to authenticate)")
     elif oauth.signing_algorithm is not None:
         _oauth_only("signingAlgorithm", "privateKeyEnvVar")
-    if oauth.grant == "clientCredentials":
+    if oauth.grant in MACHINE_GRANTS:
         if oauth.callback_port is not None:
-            _oauth_only("callbackPort", "a client that logs in (not clientCredentials)")
-        for field_name, value in (("clientId", oauth.client_id), ("expectedIssuer", oauth.expected_issuer)):
-            if value is None:
-                _oauth_missing(field_name, f"the clientCredentials grant needs oauth.{field_name}")
+            _oauth_only("callbackPort", "a client that logs in (not a machine grant)")
+        if oauth.expected_issuer is None:
+            _oauth_missing("expectedIssuer", f"the {oauth.grant} grant needs oauth.expectedIssuer")
+    elif oauth.expected_issuer is not None:
+        _oauth_only("expectedIssuer", "grants clientCredentials, identityAssertion and jwtBearer")
+    if oauth.expected_issuer is not None:
+        check_url(oauth.expected_issuer, field="oauth.expectedIssuer")
+    if oauth.grant == "clientCredentials":
+        if oauth.client_id is None:
+            _oauth_missing("clientId", "the clientCredentials grant needs oauth.clientId")
         if oauth.client_secret_env_var is None and oauth.private_key_env_var is None:
             _oauth_missing(
                 "clientSecretEnvVar", "the clientCredentials grant needs oauth.clientSecretEnvVar or privateKeyEnvVar"
             )
-    elif oauth.expected_issuer is not None:
-        _oauth_only("expectedIssuer", "grant clientCredentials")
-    if oauth.expected_issuer is not None:
-        check_url(oauth.expected_issuer, field="oauth.expectedIssuer")
+    _check_identity_assertion(oauth)
+    _check_jwt_bearer(oauth)
+
+
+def _check_identity_assertion(oauth: OAuthSettings) -> None:
+    """SEP-990: a confidential client at the authorization server, and the IdP that exchanges the user's ID token."""
+    if oauth.grant != "identityAssertion":
+        if oauth.idp is not None:
+            _oauth_only("idp", "grant identityAssertion")
+        return
+    for field_name, value in (
+        ("clientId", oauth.client_id),
+        ("clientSecretEnvVar", oauth.client_secret_env_var),
+        ("idp", oauth.idp),
+    ):
+        if value is None:
+            _oauth_missing(field_name, f"the identityAssertion grant needs oauth.{field_name}")
+    idp = oauth.idp
+    assert idp is not None
+    check_url(idp.token_endpoint, field="oauth.idp.tokenEndpoint")
+    if idp.client_secret_env_var is not None:
+        _check_env_name(idp.client_secret_env_var, "config.oauth.idp.clientSecretEnvVar")
+    _check_one_source(idp.id_token_file, idp.id_token_env_var, "idp.idTokenFile", "idp.idTokenEnvVar")
+
+
+def _check_jwt_bearer(oauth: OAuthSettings) -> None:
+    """SEP-1933: the workload's JWT is the whole credential (no client secret, no key, no registration)."""
+    if oauth.grant != "jwtBearer":
+        kept = (("assertionFile", oauth.assertion_file), ("assertionEnvVar", oauth.assertion_env_var))
+        for field_name, value in kept:
+            if value is not None:
+                _oauth_only(field_name, "grant jwtBearer")
+        return
+    if oauth.client_secret_env_var is not None:
+        _oauth_only("clientSecretEnvVar", "a client that authenticates (jwtBearer sends no client authentication)")
+    _check_one_source(oauth.assertion_file, oauth.assertion_env_var, "assertionFile", "assertionEnvVar")
+
+
+def _check_one_source(path: str | None, variable: str | None, file_field: str, env_field: str) -> None:
+    """A credential the host keeps comes from exactly one place: an absolute file path or a variable."""
+    if (path is None) == (variable is None):
+        message = f"exactly one of oauth.{file_field} and oauth.{env_field} is needed"
+        raise AppError("invalidParams", message, errors=[{"path": f"config.oauth.{file_field}", "message": message}])
+    if variable is not None:
+        _check_env_name(variable, f"config.oauth.{env_field}")
+    if path is not None and (not os.path.isabs(path) or "\0" in path):
+        message = "must be an absolute path"
+        errors = [{"path": f"config.oauth.{file_field}", "message": message}]
+        raise AppError("invalidParams", f"oauth.{file_field} {message}", errors=errors)
 
 
 def check_client_metadata_url(url: str, *, field: str) -> None:

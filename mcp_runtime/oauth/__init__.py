@@ -9,10 +9,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcp_runtime.config.rules import is_sensitive_header
+from mcp_runtime.config.rules import MACHINE_GRANTS, is_sensitive_header
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
 from mcp_runtime.oauth.login import DEFAULT_TIMEOUT_S, LoginDone, LoginStarted, OAuthLogins
 from protocol.config import HttpServerConfig, McpServerConfig, OAuthSettings
+from protocol.jsonrpc import AppError
 from protocol.status import AuthStatus
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ __all__ = [
     "auth_status",
     "client_metadata_url",
     "login_client",
+    "logs_in",
     "needs_login",
     "oauth_auth",
     "step_up_scopes",
@@ -46,6 +48,14 @@ def needs_login(reason: str | None) -> bool:
     session ended by its request and a thread that does not reconnect on demand all ask here.
     """
     return reason in LOGIN_REASONS
+
+
+def logs_in(config: McpServerConfig) -> bool:
+    """Whether only a user's login (``mcpServer/oauth/login``) can give this server a new credential: false for a
+    machine grant, whose credential the daemon fetches itself (from what the host keeps current, for the assertion
+    grants), so a connection lost for want of one may be tried again on demand."""
+    return not (isinstance(config, HttpServerConfig) and config.oauth is not None
+                and config.oauth.grant in MACHINE_GRANTS)
 
 
 def _static_auth(config: HttpServerConfig) -> bool:
@@ -72,8 +82,14 @@ def oauth_auth(name: str, url: str, config: McpServerConfig, data_dir: Path) -> 
 def login_client(settings: OAuthSettings, env: Mapping[str, str]) -> Any:
     """The pre-registered client a login uses (``OAuthClientInformationFull``), or None for dynamic registration.
 
-    Raises ``missingEnvVar`` when ``clientSecretEnvVar`` names an unset variable.
+    Raises ``unsupported`` for a machine grant (it never logs in through a browser) and ``missingEnvVar`` when
+    ``clientSecretEnvVar`` names an unset variable.
     """
+    if settings.grant in MACHINE_GRANTS:
+        raise AppError(
+            "unsupported",
+            f"grant {settings.grant} authenticates without a browser login: the token is fetched when connecting",
+        )
     if settings.client_id is None:
         return None
     from mcp_runtime.oauth.flow import client_secret, pre_registered_client
@@ -102,8 +118,8 @@ def auth_status(name: str, url: str, config: McpServerConfig, data_dir: Path) ->
         return "unsupported"
     if _static_auth(config):
         return "bearerToken"
-    if config.oauth is not None and config.oauth.grant == "clientCredentials":
-        return "oAuth"  # a machine client: no login, a token is fetched when connecting
+    if config.oauth is not None and config.oauth.grant in MACHINE_GRANTS:
+        return "oAuth"  # a machine grant: no login, a token is fetched when connecting
     if CredentialStore(data_dir).has_tokens(name, url):
         return "oAuth"
     if config.oauth is not None:

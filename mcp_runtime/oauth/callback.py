@@ -105,7 +105,7 @@ class _Listener:
             except OSError as exc:  # out of descriptors, an aborted connection: the next accept may work
                 if not failing:
                     reason = errno.errorcode.get(exc.errno or 0, type(exc).__name__)
-                    log.warning("oauth callback accept failed", port=self.port, error=reason)
+                    log.warning("oauth_callback_accept_failed", port=self.port, error=reason)
                 failing = True
                 await anyio.sleep(_ACCEPT_PAUSE_S)
                 continue

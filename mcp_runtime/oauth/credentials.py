@@ -29,8 +29,11 @@ Entry = dict[str, Any]
 """One server's record: ``tokens`` (RFC 6749 token response), ``clientInfo`` (RFC 7591 registration),
 ``expiresAt`` (epoch seconds of the access token's expiry, or None), ``metadata`` (discovered OAuth metadata,
 no secrets), ``requestedScopes`` (what the login asked for), ``challengedScopes`` (the last ``insufficient_scope``
-challenge, for step-up), ``updatedAt``. A pre-registered client's secret is never stored (it stays in the
-environment)."""
+challenge, for step-up), ``dpopKey`` (the PEM private key of the server's DPoP proofs) and ``tokenType: DPoP``
+(while the tokens are bound to it), ``updatedAt``. A pre-registered client's secret is never stored (it stays in
+the environment)."""
+BINDING_FIELDS = ("dpopKey", "tokenType")
+"""What is written together with the tokens, since the tokens are bound to it."""
 
 
 def entry_key(name: str, url: str) -> str:
@@ -149,10 +152,17 @@ def expires_at(tokens: dict[str, Any]) -> float | None:
 
 
 class StoredTokenStorage:
-    """The SDK's ``TokenStorage`` protocol over one (name, url) entry of the envelope."""
+    """The SDK's ``TokenStorage`` protocol over one (name, url) entry of the envelope.
 
-    def __init__(self, store: CredentialStore, name: str, url: str) -> None:
+    ``binding`` gives what the tokens being stored are bound to (their DPoP key and type), written in the same
+    replacement of the file as the tokens, so a reader never sees tokens with another token's key.
+    """
+
+    def __init__(
+        self, store: CredentialStore, name: str, url: str, binding: Callable[[], Entry] | None = None
+    ) -> None:
         self.store, self.name, self.url = store, name, url
+        self.binding = binding
 
     def entry(self) -> Entry | None:
         return self.store.get(self.name, self.url)
@@ -170,9 +180,11 @@ class StoredTokenStorage:
         import anyio
 
         data = tokens.model_dump(mode="json", exclude_none=True)
+        bound_to = self.binding() if self.binding is not None else {}
 
         def change(entry: Entry) -> Entry:
-            return {**entry, "tokens": data, "expiresAt": expires_at(data)}
+            kept = {k: v for k, v in entry.items() if k not in BINDING_FIELDS}
+            return {**kept, "tokens": data, "expiresAt": expires_at(data), **bound_to}
 
         await anyio.to_thread.run_sync(self.store.update, self.name, self.url, change)
 

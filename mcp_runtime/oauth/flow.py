@@ -33,6 +33,7 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
 from mcp_runtime import _sdk_compat
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
+from mcp_runtime.oauth.dpop import DPoP, send_token_request
 from mcp_runtime.oauth.policy import OriginPolicy, sdk_failure
 from mcp_runtime.session.upstream_guard import refusal_body
 from protocol.config import OAuthSettings
@@ -44,6 +45,16 @@ LoginLost = Callable[[AppError], None]
 authorization server): each connection's session ends with that typed error."""
 
 
+def env_value(variable: str, field_name: str, env: Mapping[str, str]) -> str:
+    """A secret the config names by variable; ``missingEnvVar`` when the variable is unset or empty."""
+    value = env.get(variable)
+    if not value:
+        raise AppError(
+            "missingEnvVar", f"environment variable {variable} (oauth.{field_name}) is not set", variable=variable
+        )
+    return value
+
+
 def client_secret(settings: OAuthSettings | None, env: Mapping[str, str]) -> str | None:
     """The client's secret (or PEM private key) from the environment; ``missingEnvVar`` when the variable is unset."""
     if settings is None:
@@ -52,14 +63,8 @@ def client_secret(settings: OAuthSettings | None, env: Mapping[str, str]) -> str
         (settings.client_secret_env_var, "clientSecretEnvVar"),
         (settings.private_key_env_var, "privateKeyEnvVar"),
     ):
-        if variable is None:
-            continue
-        value = env.get(variable)
-        if not value:
-            raise AppError(
-                "missingEnvVar", f"environment variable {variable} (oauth.{field_name}) is not set", variable=variable
-            )
-        return value
+        if variable is not None:
+            return env_value(variable, field_name, env)
     return None
 
 
@@ -83,7 +88,10 @@ def check_resource(server_url: str, prm: ProtectedResourceMetadata) -> None:
 
 
 class SharedFlow:
-    """The orchestration shared by user and machine providers (mixed in before an SDK provider class)."""
+    """The orchestration shared by user and machine providers (mixed in before an SDK provider class).
+
+    ``dpop`` is the credential's DPoP state: the provider's token storage writes its ``record`` with the tokens.
+    """
 
     context: Any
 
@@ -95,7 +103,9 @@ class SharedFlow:
         settings: OAuthSettings | None,
         timeout_s: float,
         secret: str | None,
+        dpop: DPoP,
     ) -> None:
+        self._dpop = dpop
         self._policy = OriginPolicy(url, settings.allowed_origins if settings is not None else None)
         self._store, self._name, self._url = store, name, url
         self._settings, self._secret = settings, secret
@@ -143,6 +153,7 @@ class SharedFlow:
         self.context.protected_resource_metadata = ProtectedResourceMetadata.model_validate(prm) if prm else None
         self.context.oauth_metadata = OAuthMetadata.model_validate(asm) if asm else None
         self.context.auth_server_url = metadata.get("authServerUrl")
+        self._dpop.load(entry)
         self._had_tokens = self._had_tokens or self.context.current_tokens is not None
         self._loaded = True
 
@@ -159,9 +170,21 @@ class SharedFlow:
         """
         return httpx2.AsyncClient(timeout=self._timeout, follow_redirects=False)
 
+    async def _request_token(self, client: httpx2.AsyncClient, request: httpx2.Request) -> httpx2.Response:
+        """A token request of the flow (refresh or grant), with its DPoP proof and nonce retry when DPoP applies;
+        its response as the SDK's handlers read it."""
+
+        async def send(each: httpx2.Request) -> httpx2.Response:
+            return await self._send(client, each, "token endpoint")
+
+        return await send_token_request(self._dpop, request, send)
+
     def _access_token(self) -> str | None:
+        """The token to present, if any: valid, and DPoP-bound where DPoP is required."""
         tokens = self.context.current_tokens
-        return tokens.access_token if tokens is not None and self.context.is_token_valid() else None
+        if tokens is None or not self.context.is_token_valid() or not self._dpop.usable():
+            return None
+        return str(tokens.access_token)
 
     def _missing(self) -> AppError:
         if self._had_tokens:
@@ -186,7 +209,7 @@ class SharedFlow:
         assert isinstance(self, OAuthClientProvider)  # mixed in before an SDK provider class
         refresh_request = await _sdk_compat.refresh_request(self)
         async with self._oauth_client() as client:
-            response = await self._send(client, refresh_request, "token endpoint")
+            response = await self._request_token(client, refresh_request)
         if 300 <= response.status_code < 400 or not await _sdk_compat.accept_refresh(self, response):
             self.context.clear_tokens()
             await self._lose_login(tokens.access_token)
@@ -271,22 +294,36 @@ class SharedFlow:
         self._tell_watchers(self._missing())
 
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        """Token, request, one merged refresh on 401; the OAuth requests go through ``_oauth_client``."""
+        """Token, request, one merged refresh on 401; the OAuth requests go through ``_oauth_client``.
+
+        A DPoP-bound token goes with a fresh proof, and a ``use_dpop_nonce`` answer is sent once more with the
+        server's nonce before anything else is concluded: it is never a reason to refresh.
+        """
         self.context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
         failure: AppError | None = None
         if not self._loaded or self._stamp != self._file_stamp() or self._access_token() is None:
             failure = await self._ensure_token(None)
         sent = self._access_token()
         if sent is not None:
-            request.headers["Authorization"] = f"Bearer {sent}"
+            self._dpop.authorize(request, sent)
         response = yield request
+        if sent is not None and self._dpop.learn_nonce(response):
+            self._dpop.authorize(request, sent)
+            response = yield request
         if response.status_code == 401 and failure is None:
+            failure = self._dpop.refused_nonce(response)
+        if response.status_code == 401 and failure is None:
+            self._dpop.note_challenge(response)
             failure = await self._ensure_token(sent, response)
             retry_with = self._access_token()
             if failure is None and retry_with is not None and retry_with != sent:
-                request.headers["Authorization"] = f"Bearer {retry_with}"
+                self._dpop.authorize(request, retry_with)
                 sent = retry_with
                 response = yield request
+                if self._dpop.learn_nonce(response):
+                    self._dpop.authorize(request, sent)
+                    response = yield request
+                failure = self._dpop.refused_nonce(response)
         if response.status_code == 401:
             await refuse(response, failure or self._missing())
         elif response.status_code == 403 and extract_field_from_www_auth(response, "error") == "insufficient_scope":

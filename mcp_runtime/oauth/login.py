@@ -2,8 +2,8 @@
 
 The SDK's flow needs a 401 to start from, so one unauthenticated ``ping`` is POSTed through
 ``httpx2.AsyncClient(auth=provider)`` and the provider does the rest (discovery, registration, PKCE, state,
-``iss``, exchange). Tokens are staged in memory and committed only when the login succeeds, so a failed or
-cancelled re-login never destroys working credentials.
+``iss``, exchange), with DPoP around it where it applies (``dpop.ProvingAuth``). Tokens are staged in memory
+and committed only when the login succeeds, so a failed or cancelled re-login never destroys working credentials.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import structlog
 
 from mcp_runtime.oauth.callback import CallbackHub
 from mcp_runtime.oauth.credentials import CredentialStore, expires_at
+from mcp_runtime.oauth.dpop import DPoP, Mode, ProvingAuth
 from mcp_runtime.oauth.policy import OriginPolicy, redirect_rejected, sdk_failure, silence_sdk_auth_logging
 from protocol.jsonrpc import AppError
 from protocol.server import ErrorInfo
@@ -136,6 +137,7 @@ class _Login:
     client: Any
     callback_port: int | None
     client_metadata_url: str | None
+    dpop: Mode | None
     on_done: LoginDone
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     finished: anyio.Event = field(default_factory=anyio.Event)
@@ -184,6 +186,7 @@ class OAuthLogins:
         client: Any = None,
         callback_port: int | None = None,
         client_metadata_url: str | None = None,
+        dpop: Mode | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         http_timeout_s: float = HTTP_TIMEOUT_S,
         on_done: LoginDone,
@@ -192,9 +195,10 @@ class OAuthLogins:
 
         ``client`` is a pre-registered client or None (a client ID metadata document at ``client_metadata_url``
         where the authorization server supports one, else dynamic registration); the redirect comes back to
-        ``callback_port`` (None: a free port). Each request is bounded by ``http_timeout_s`` and the whole login
-        by ``timeout_s``. A failure before the URL is known raises (``on_done`` is never called); a running login
-        of the same server is cancelled, and has completed, before this one starts.
+        ``callback_port`` (None: a free port); ``dpop`` is the server's ``oauth.dpop``. Each request is bounded by
+        ``http_timeout_s`` and the whole login by ``timeout_s``. A failure before the URL is known raises
+        (``on_done`` is never called); a running login of the same server is cancelled, and has completed, before
+        this one starts.
         """
         if self._tg is None:
             raise AppError("internal", "the login manager is not running")
@@ -217,6 +221,7 @@ class OAuthLogins:
             client,
             callback_port,
             client_metadata_url,
+            dpop,
             on_done,
         )
         self._active[name] = login
@@ -243,7 +248,7 @@ class OAuthLogins:
             task_status.started(authorization_url)
 
         error: AppError | None = None
-        log.info("oauth login started", server=login.name, login_id=login.login_id)
+        log.info("oauth_login_started", server=login.name, login_id=login.login_id)
         try:
             with login.scope:
                 with anyio.move_on_after(login.timeout_s) as timer:
@@ -264,9 +269,9 @@ class OAuthLogins:
             if self._active.get(login.name) is login:
                 del self._active[login.name]
         if error is not None:
-            log.info("oauth login failed", server=login.name, login_id=login.login_id, reason=error.reason)
+            log.info("oauth_login_failed", server=login.name, login_id=login.login_id, reason=error.reason)
         else:
-            log.info("oauth login completed", server=login.name, login_id=login.login_id)
+            log.info("oauth_login_completed", server=login.name, login_id=login.login_id)
         if not announced:
             raise error or AppError("oauthFailed", "the login ended before an authorization URL was known")
         try:
@@ -274,7 +279,7 @@ class OAuthLogins:
                 error is None, None if error is None else ErrorInfo(reason=error.reason, message=error.message)
             )
         except Exception:  # a broken sink must not take the other logins down with this task group
-            log.exception("oauth login completion callback failed", server=login.name, login_id=login.login_id)
+            log.exception("oauth_login_callback_failed", server=login.name, login_id=login.login_id)
 
     async def _flow(self, login: _Login, announce: Callable[[str], None]) -> None:
         import httpx2
@@ -283,6 +288,7 @@ class OAuthLogins:
         from mcp.shared.auth import AuthorizationCodeResult
 
         assert self._hub is not None
+        dpop = DPoP(login.dpop)
         async with self._hub.attach(login.callback_port) as callback:
             storage = MemoryTokenStorage()
             storage.client_info = login.client
@@ -293,8 +299,10 @@ class OAuthLogins:
                 if len(states) != 1:
                     raise AppError("oauthFailed", "the authorization URL carries no single state", step="flow")
                 callback.expect_state(states[0])
-                # Discovery is done and the token request not yet built: the moment to settle how it authenticates.
+                # Discovery is done and the token request not yet built: the moment to settle how it authenticates,
+                # and to refuse a required DPoP the authorization server does not offer before the user signs in.
                 _settle_client_authentication(provider.context)
+                dpop.check_supported()
                 announce(authorization_url)
 
             async def callback_handler() -> AuthorizationCodeResult:
@@ -323,7 +331,7 @@ class OAuthLogins:
 
             async with (
                 httpx2.AsyncClient(
-                    auth=provider,
+                    auth=ProvingAuth(provider, dpop),
                     follow_redirects=False,
                     timeout=httpx2.Timeout(login.http_timeout_s),
                     event_hooks={"request": [check_request], "response": [check_response]},
@@ -358,6 +366,7 @@ class OAuthLogins:
             "clientInfo": client_info,
             "metadata": _metadata_record(provider),
             "requestedScopes": asked.split() if asked else [],
+            **dpop.record(),
         }
         # Shielded: once the code is exchanged, a late cancel must not lose the tokens half-way.
         with anyio.CancelScope(shield=True):

@@ -1,7 +1,7 @@
 """Runtime OAuth for live connections: which provider a connection to a server gets (SPEC §6).
 
 Every connection to the same (data dir, name, URL) gets the same provider while its settings are the same, so
-they share one credential (``flow.SharedFlow``): a user's login kept fresh by refresh, or a machine client.
+they share one credential (``flow.SharedFlow``): a user's login kept fresh by refresh, or a machine grant.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import OAuthClientMetadata
 
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
+from mcp_runtime.oauth.dpop import DPoP
 from mcp_runtime.oauth.flow import LoginLost, SharedFlow, client_secret
-from mcp_runtime.oauth.machine import KeyMachineOAuth, MachineOAuth
+from mcp_runtime.oauth.machine import IdentityAssertionOAuth, KeyMachineOAuth, MachineOAuth, WorkloadOAuth
 from mcp_runtime.oauth.policy import silence_sdk_auth_logging
 from protocol.config import OAuthSettings
 
@@ -39,16 +40,17 @@ class UserOAuth(SharedFlow, OAuthClientProvider):
         secret: str | None,
     ) -> None:
         silence_sdk_auth_logging()
+        dpop = DPoP(settings.dpop if settings is not None else None)
         OAuthClientProvider.__init__(
             self,
             url,
             OAuthClientMetadata(redirect_uris=[_NO_REDIRECT]),
-            StoredTokenStorage(store, name, url),
+            StoredTokenStorage(store, name, url, dpop.record),
         )
-        self._setup(name, url, store, settings, timeout_s, secret)
+        self._setup(name, url, store, settings, timeout_s, secret, dpop)
 
 
-_Provider = UserOAuth | MachineOAuth | KeyMachineOAuth
+_Provider = UserOAuth | MachineOAuth | KeyMachineOAuth | IdentityAssertionOAuth | WorkloadOAuth
 _SHARED: weakref.WeakValueDictionary[tuple[str, str, str], _Provider] = weakref.WeakValueDictionary()
 _FINGERPRINTS: dict[int, tuple[Any, ...]] = {}
 
@@ -74,10 +76,16 @@ def shared_auth(
     if provider is not None and _FINGERPRINTS.get(id(provider)) == fingerprint:
         return provider
     store = CredentialStore(data_dir)
-    if settings is not None and settings.grant == "clientCredentials":
+    grant = settings.grant if settings is not None else None
+    if settings is not None and grant == "clientCredentials":
         assert secret is not None
         machine = KeyMachineOAuth if settings.private_key_env_var is not None else MachineOAuth
         provider = machine(name, url, store, settings, timeout_s, secret)
+    elif settings is not None and grant == "identityAssertion":
+        assert secret is not None
+        provider = IdentityAssertionOAuth(name, url, store, settings, timeout_s, secret, environment)
+    elif settings is not None and grant == "jwtBearer":
+        provider = WorkloadOAuth(name, url, store, settings, timeout_s, environment)
     else:
         provider = UserOAuth(name, url, store, settings, timeout_s, secret)
     _SHARED[key] = provider

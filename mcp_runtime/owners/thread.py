@@ -24,7 +24,7 @@ from mcp_runtime.catalog.schemas import arguments_validator, errors, non_finite,
 from mcp_runtime.catalog.views import build_views, visibility, visible_for_context
 from mcp_runtime.events import EventSink
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
-from mcp_runtime.oauth import needs_login
+from mcp_runtime.oauth import logs_in, needs_login
 from mcp_runtime.owners import elicitation as _elicitation
 from mcp_runtime.owners.base import SlotOwner
 from mcp_runtime.owners.elicitation import AskCallback, Call
@@ -219,12 +219,17 @@ class McpThreadRuntime(SlotOwner):
         slot = server.slot
         if slot is not None and slot.connected:
             return slot
-        if server.error is None and slot is not None:
-            # It was connected and was lost since: finish that teardown, then one reconnect on demand
-            # (bounded by the stop grace and the startup timeout). A loss needing a login is not retried.
-            await slot.close()
-            last = slot.state.last_error
-            if last is None or not needs_login(last.reason):
+        # It was connected and was lost since: finish that teardown, then one reconnect on demand (bounded by the
+        # stop grace and the startup timeout). A loss needing a user's login is not retried; a machine grant's is,
+        # like its start refused for want of a credential the host keeps current (the ID token its single sign-on
+        # writes): the daemon reads that credential anew and never resends a refused one.
+        lost = server.error is None and slot is not None
+        wanting = server.error is not None and needs_login(server.error.reason) and not logs_in(server.config)
+        if lost or wanting:
+            if slot is not None:
+                await slot.close()
+            last = slot.state.last_error if lost and slot is not None else server.error
+            if last is None or not needs_login(last.reason) or not logs_in(server.config):
                 if server.task is None or server.task.done:
                     self._spawn(name, server)
                 await server.ready.wait()

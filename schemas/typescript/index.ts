@@ -448,6 +448,25 @@ export interface Icon {
   theme?: "light" | "dark";
 }
 
+/**
+ * The enterprise identity provider of `grant: identityAssertion`: where the user's ID token is exchanged for
+ * an ID-JAG (RFC 8693), and where the host's single sign-on keeps that ID token (a file or a variable).
+ */
+export interface IdentityProviderSettings {
+  /** The IdP's token endpoint (RFC 8693 token exchange). */
+  tokenEndpoint: string;
+  /** This app's client id at the IdP. */
+  clientId: string;
+  /** The environment variable holding this app's client secret at the IdP. */
+  clientSecretEnvVar?: string;
+  /** Refused (`inlineSecret`): use `clientSecretEnvVar`. */
+  clientSecret?: string;
+  /** Absolute path of the file the host's single sign-on keeps the user's ID token in (read for each exchange). */
+  idTokenFile?: string;
+  /** The environment variable holding the user's ID token (instead of a file). */
+  idTokenEnvVar?: string;
+}
+
 /** An image, base64-encoded. */
 export interface ImageContent {
   /** Always `image`. */
@@ -803,19 +822,19 @@ export interface OAuthLoginResult {
 
 /**
  * OAuth options: scopes, trusted origins, the login's callback port, a client ID metadata document,
- * a pre-registered or machine client.
+ * a pre-registered or machine client, sender-constrained tokens, enterprise and workload identities.
  *
  * `clientSecret`, `privateKey` and `resource` are accepted in shape only, to be refused with a typed reason
  * (`inlineSecret`, `unsupported`): secrets come only from the environment (`clientSecretEnvVar`,
- * `privateKeyEnvVar`).
+ * `privateKeyEnvVar`) or from files the host keeps (`idp.idTokenFile`, `assertionFile`).
  */
 export interface OAuthSettings {
   /** Scopes to ask for at login. */
   scopes?: string[];
   /** Origins besides the server's own that OAuth endpoints may be on (consent). */
   allowedOrigins?: string[];
-  /** `authorizationCode` (a user logs in; default) or `clientCredentials` (no user). */
-  grant?: "authorizationCode" | "clientCredentials";
+  /** `authorizationCode` (a user logs in; default), `clientCredentials` (no user), `identityAssertion` (the user's enterprise ID token, no browser) or `jwtBearer` (a workload's JWT). */
+  grant?: "authorizationCode" | "clientCredentials" | "identityAssertion" | "jwtBearer";
   /** A pre-registered client's id (no registration). */
   clientId?: string;
   /** The environment variable holding the client secret. */
@@ -828,8 +847,16 @@ export interface OAuthSettings {
   privateKey?: string;
   /** With `privateKeyEnvVar`: how the client assertion is signed (default `RS256`). */
   signingAlgorithm?: "RS256" | "ES256";
-  /** With `clientCredentials`: the authorization server's issuer must be this. */
+  /** With `clientCredentials`, `identityAssertion` or `jwtBearer`: the authorization server's issuer must be this. */
   expectedIssuer?: string;
+  /** Sender-constrained tokens (DPoP): `auto` (default: when the server asks for them and its authorization server supports them), `required` or `never`. */
+  dpop?: "auto" | "required" | "never";
+  /** With `identityAssertion`: the enterprise identity provider. */
+  idp?: IdentityProviderSettings;
+  /** With `jwtBearer`: absolute path of the file the platform keeps the workload's JWT in (read for each token request). */
+  assertionFile?: string;
+  /** With `jwtBearer`: the environment variable holding the workload's JWT. */
+  assertionEnvVar?: string;
   /** The login's loopback port: the redirect URI is `http://127.0.0.1:<port>/oauth/callback` (default: a free port). */
   callbackPort?: number;
   /** An https Client ID Metadata Document used as the `client_id` where the authorization server supports it (default: the daemon's `--oauth-client-metadata-url`). */

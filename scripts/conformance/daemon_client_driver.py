@@ -11,14 +11,19 @@ secret (or private key) in ``MCP_CONFORMANCE_CONTEXT``. This driver behaves like
 2. ``mcpServer/create {name, config: {type: "http", url}}`` — with ``oauth: {}`` for ``auth/*`` scenarios,
    ``oauth: {clientId, clientSecretEnvVar}`` when the context hands over a pre-registered client, and
    ``oauth: {grant: "clientCredentials", clientId, clientSecretEnvVar | privateKeyEnvVar (+ signingAlgorithm),
-   expectedIssuer}`` for ``auth/client-credentials-*``. Secrets and keys reach the daemon only through its
-   environment. The expected issuer is what the host's administrator would enter; here the driver looks it up
-   once from the server's protected-resource metadata and the authorization server's metadata (the harness
-   gives no other source);
-3. when the server needs a login (an ``auth/*`` scenario with a user, or ``mcpServer/start`` or a call failing
-   with ``authRequired``/``reauthenticationRequired``): ``mcpServer/oauth/login {name}`` → ``authorizationUrl``;
-   play the browser (GET it without following redirects, then GET each ``Location`` until the daemon's loopback
-   callback has answered) and wait for ``mcpServer/oauthLogin/completed``;
+   expectedIssuer}`` for ``auth/client-credentials-*``, ``oauth: {grant: "identityAssertion", clientId,
+   clientSecretEnvVar, expectedIssuer, idp: {tokenEndpoint, clientId, idTokenFile}}`` for
+   ``auth/enterprise-managed-authorization`` (the user's ID token written to a file, as the host's single sign-on
+   keeps it) and ``oauth: {grant: "jwtBearer", clientId, expectedIssuer, assertionFile}`` for
+   ``auth/wif-jwt-bearer`` (the workload's JWT in a file, as its platform keeps it). Secrets and keys reach the
+   daemon only through its environment. The expected issuer is what the host's administrator would enter; here
+   the driver looks it up once from the server's protected-resource metadata and the authorization server's
+   metadata (the harness gives no other source);
+3. when the server needs a login (an ``auth/*`` scenario with a user and a browser, or ``mcpServer/start`` or a
+   call failing with ``authRequired``/``reauthenticationRequired`` for such a server):
+   ``mcpServer/oauth/login {name}`` → ``authorizationUrl``; play the browser (GET it without following
+   redirects, then GET each ``Location`` until the daemon's loopback callback has answered) and wait for
+   ``mcpServer/oauthLogin/completed``;
 4. ``mcpServer/start {name}``, then the scenario's steps (``steps.py``, the harness' reference client's): tool
    calls through ``thread/start`` + ``mcpServer/tool/call``, answering ``mcpServer/elicitation/request`` as a
    user would (the form pre-filled with its defaults, or what the scenario asks to confirm), and reading every
@@ -59,6 +64,8 @@ from tests.support.daemon_client import Daemon, DaemonError  # noqa: E402
 SERVER = "conformance"
 TIMEOUT = 25.0
 AUTH_REASONS = {"authRequired", "reauthenticationRequired"}
+MACHINE_GRANTS = {"clientCredentials", "identityAssertion", "jwtBearer"}
+"""Grants without a browser login: the daemon fetches the token when connecting."""
 SECRET_VAR = "CONFORMANCE_CLIENT_SECRET"
 KEY_VAR = "CONFORMANCE_PRIVATE_KEY"
 CONSENTS = 4
@@ -141,7 +148,7 @@ def start(daemon: Daemon, config: dict[str, Any]) -> Any:
     try:
         return _start(daemon, config)
     except DaemonError as exc:
-        if exc.reason not in AUTH_REASONS or config.get("oauth", {}).get("grant") == "clientCredentials":
+        if exc.reason not in AUTH_REASONS or config.get("oauth", {}).get("grant") in MACHINE_GRANTS:
             raise
         if "oauth" not in config:  # detected: the server wants OAuth although the scenario name did not say so
             config["oauth"] = {}
@@ -169,9 +176,30 @@ def lookup_issuer(url: str) -> str:
         return str(json.load(response)["issuer"])
 
 
-def oauth_config(scenario: str, url: str, context: dict[str, Any]) -> dict[str, Any] | None:
+def oauth_config(scenario: str, url: str, context: dict[str, Any], workdir: Path) -> dict[str, Any] | None:
     if not scenario.startswith("auth/"):
         return None
+    if scenario == "auth/enterprise-managed-authorization":
+        # The host's single sign-on has signed the user in and keeps the ID token in a file the daemon reads.
+        id_token_file = workdir / "id_token"
+        id_token_file.write_text(str(context["idp_id_token"]))
+        return {
+            "grant": "identityAssertion",
+            "clientId": context["client_id"],
+            "clientSecretEnvVar": SECRET_VAR,
+            "expectedIssuer": lookup_issuer(url),
+            "idp": {
+                "tokenEndpoint": context["idp_token_endpoint"],
+                "clientId": context["idp_client_id"],
+                "idTokenFile": str(id_token_file),
+            },
+        }
+    if scenario == "auth/wif-jwt-bearer":
+        # The workload platform keeps its JWT in a file (as Kubernetes projects a service account token).
+        assertion_file = workdir / "workload.jwt"
+        assertion_file.write_text(str(context["valid_jwt"]))
+        oauth = {"grant": "jwtBearer", "expectedIssuer": lookup_issuer(url), "assertionFile": str(assertion_file)}
+        return {**oauth, **({"clientId": context["client_id"]} if context.get("client_id") else {})}
     if "client_id" not in context:
         return {}
     oauth: dict[str, Any] = {"clientId": context["client_id"]}
@@ -210,7 +238,8 @@ def call_tool(
         if "error" not in message:
             return message["result"]
         error = DaemonError(message["error"])
-        if attempt == 2 or (error.reason != "insufficientScope" and error.reason not in AUTH_REASONS):
+        machine = config.get("oauth", {}).get("grant") in MACHINE_GRANTS
+        if attempt == 2 or machine or (error.reason != "insufficientScope" and error.reason not in AUTH_REASONS):
             raise error
         print(f"tool call refused ({error.reason}); logging in again", file=sys.stderr)
         login(daemon, config)
@@ -228,14 +257,14 @@ def exercise_everything(daemon: Daemon, thread_id: str) -> None:
                                        "threadId": thread_id})
 
 
-def run(daemon: Daemon, url: str, scenario: str, context: dict[str, Any]) -> None:
+def run(daemon: Daemon, url: str, scenario: str, context: dict[str, Any], workdir: Path) -> None:
     daemon.initialize()
     config: dict[str, Any] = {"type": "http", "url": url}
-    oauth = oauth_config(scenario, url, context)
+    oauth = oauth_config(scenario, url, context, workdir)
     if oauth is not None:
         config["oauth"] = oauth
     call(daemon, "mcpServer/create", {"name": SERVER, "config": config})
-    if oauth is not None and oauth.get("grant") != "clientCredentials":
+    if oauth is not None and oauth.get("grant") not in MACHINE_GRANTS:
         login(daemon, config)
     start(daemon, config)
     status = call(daemon, "mcpServerStatus/list", {"serverName": SERVER})["data"][0]
@@ -285,7 +314,7 @@ def main() -> int:
     code = 0
     started = time.monotonic()
     try:
-        run(daemon, url, scenario, context)
+        run(daemon, url, scenario, context, workdir)
         print(f"ok in {time.monotonic() - started:.1f}s", file=sys.stderr)
     except (DaemonError, DriverFailure, TimeoutError) as exc:
         print(f"daemon driver FAILED ({scenario}): {describe(exc)}", file=sys.stderr)

@@ -81,7 +81,7 @@ def test_idle_connections_under_a_low_descriptor_limit_only_delay_a_login(data_d
         resource.prlimit(pid, resource.RLIMIT_NOFILE, (limit, limit))
         idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(IDLE_CONNECTIONS)]
         try:
-            assert _wait_logged(daemon, "oauth callback accept failed"), "accept never ran out of descriptors"
+            assert _wait_logged(daemon, "oauth_callback_accept_failed"), "accept never ran out of descriptors"
             held = _open_descriptors(pid)
         finally:
             for connection in idle:

@@ -265,7 +265,7 @@ async def test_login_then_runtime_refresh_and_restart_reuse(data_dir: Path, oaut
     secrets_ = [first_access, entry["tokens"]["refresh_token"], refreshed["tokens"]["access_token"], "code=", "state="]
     text = json.dumps(logs, default=str) + "\n".join(r.getMessage() for r in captured)
     assert not [s for s in secrets_ if s in text]
-    assert any(e["event"] == "oauth login completed" for e in logs)
+    assert any(e["event"] == "oauth_login_completed" for e in logs)
 
 
 async def test_refresh_failure_is_reauthentication_required(data_dir: Path, oauth_url: str) -> None:

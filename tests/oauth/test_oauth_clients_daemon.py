@@ -12,12 +12,10 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from scripts.smoke.fixtures.launch import oauth_fixture
 from tests.support.daemon_client import Daemon, DaemonError, running_daemon
-from tests.support.oauth import TIMEOUT, browse, free_port, tool_call, wait_for_expiry
+from tests.support.oauth import TIMEOUT, browse, free_port, pem_pair, tool_call, wait_for_expiry
 
 DOCUMENT = "https://app.example/oauth/client.json"
 
@@ -138,23 +136,12 @@ def test_a_document_that_is_not_https_is_a_usage_error(data_dir: Path) -> None:
     assert "--oauth-client-metadata-url" in d.stderr()
 
 
-def _pem_pair(kind: str) -> tuple[str, str]:
-    key = ec.generate_private_key(ec.SECP256R1()) if kind == "ES256" else rsa.generate_private_key(65537, 2048)
-    private = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    ).decode()
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    ).decode()
-    return private, public
-
-
 @pytest.mark.parametrize("algorithm", ["ES256", "RS256"])
 def test_a_private_key_jwt_machine_client_needs_no_login_and_keeps_no_key(
     data_dir: Path, tmp_path: Path, algorithm: str
 ) -> None:
-    private, public = _pem_pair(algorithm)
-    other, _ = _pem_pair("RS256" if algorithm == "ES256" else "ES256")
+    private, public = pem_pair(algorithm)
+    other, _ = pem_pair("RS256" if algorithm == "ES256" else "ES256")
     public_file = tmp_path / "bot.pub.pem"
     public_file.write_text(public)
     env = {**os.environ, "BOT_KEY": private, "WRONG_KEY": other}

@@ -138,7 +138,7 @@ def test_a_session_with_failures_tells_its_story_at_info_and_traces_it_without_s
     [thread] = _find(events, "thread_started", servers=["broken", "fx", "fx2", "sec", "web"])
     assert _find(events, "server_ready", server="fx2", owner="thread", thread_id=thread["thread_id"])
     assert _find(events, "thread_archived", thread_id=thread["thread_id"])
-    assert _find(events, "oauth login started", server="sec") and _find(events, "oauth login completed", server="sec")
+    assert _find(events, "oauth_login_started", server="sec") and _find(events, "oauth_login_completed", server="sec")
     assert _find(events, "import_summary", app="claude", imported=1, skipped=0)
     assert _find(events, "sync_summary", app="codex", dry_run=True)
     assert _find(events, "server_stopped", server="fx", owner="management")

@@ -115,6 +115,27 @@ def test_http_transport_still_words_its_parse_failures_as_matched() -> None:
     assert _sdk_compat.http_parse_failure(-32700, "a parse error of the server's own") is None
 
 
+def test_the_sdk_still_lacks_what_the_dpop_module_adds() -> None:
+    """``mcp_runtime.oauth.dpop`` hands the SDK a DPoP token response as Bearer and reads the authorization server's
+    DPoP algorithms from the raw metadata: while the SDK's models refuse or drop these. An SDK that learns DPoP
+    fails here, so the workaround can go."""
+    from mcp.shared.auth import OAuthMetadata, OAuthToken, ProtectedResourceMetadata
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        OAuthToken.model_validate({"access_token": "at", "token_type": "DPoP"})
+    metadata = OAuthMetadata.model_validate({
+        "issuer": "https://as.example", "authorization_endpoint": "https://as.example/authorize",
+        "token_endpoint": "https://as.example/token", "dpop_signing_alg_values_supported": ["ES256"],
+    })
+    assert "dpop_signing_alg_values_supported" not in metadata.model_dump()
+    resource = ProtectedResourceMetadata.model_validate({
+        "resource": "https://mcp.example/mcp", "authorization_servers": ["https://as.example"],
+        "dpop_bound_access_tokens_required": True,
+    })
+    assert resource.dpop_bound_access_tokens_required is True  # read as the resource asking for DPoP
+
+
 # ------------------------------------------------------------------ nothing private outside the compat module
 
 
