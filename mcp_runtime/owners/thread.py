@@ -277,7 +277,7 @@ class McpThreadRuntime(SlotOwner):
             spec = self._specs[key] = _ToolSpec(
                 tool=listed,
                 allowed=bool(visible),
-                visibility=visibility(views[0]),
+                visibility=visibility(views[0]) if views else (),  # filtered out: not allowed anyway
                 input=arguments_validator(listed.input_schema),
                 output=validator(listed.output_schema) if listed.output_schema is not None else None,
             )
