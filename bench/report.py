@@ -1,7 +1,8 @@
 """``make bench``: every SPEC §8 budget measured against its floor in one run, printed as one table.
 
-Each row comes from one benchmark module (``bench.dispatch``, ``bench.tool_call``, ``bench.management``,
-``bench.threads``); every ratio is against a baseline measured in this run on this machine.
+Each row comes from one benchmark module (``bench.usable``, ``bench.quiet``, ``bench.dispatch``,
+``bench.tool_call``, ``bench.management``, ``bench.threads``); every ratio is against a baseline measured in this
+run on this machine.
 Run: ``.venv/bin/python -m bench.report [--quick] [--json]``.
 """
 
@@ -11,13 +12,23 @@ import argparse
 import json
 from typing import Any
 
-from bench import dispatch, management, threads, tool_call
+from bench import dispatch, management, quiet, threads, tool_call, usable
 
 Row = tuple[str, str, str, str, bool]
 
 
-def _rows(d: dict[str, Any], t: dict[str, Any], m: dict[str, Any], th: dict[str, Any]) -> list[Row]:
+def _rows(
+    d: dict[str, Any], t: dict[str, Any], m: dict[str, Any], th: dict[str, Any], u: dict[str, Any], q: dict[str, Any]
+) -> list[Row]:
     return [
+        (f"time to usable: spawn → {u['servers']} stdio servers ready", f"{u['usable_s']} s",
+         f"bare SDK process starting them {u['floor_s']} s", f"≤ {u['budget_ratio']}x ({u['ratio']}x)",
+         u["ratio"] <= u["budget_ratio"]),
+        (f"{q['threads']} conversations x {q['servers']} servers, PSS", f"quiet {q['quiet_pss_mib']} MiB",
+         f"awake {q['awake_pss_mib']} MiB", f"≤ {q['pss_budget_mib']} MiB", q["quiet_pss_mib"] <= q["pss_budget_mib"]),
+        ("first call to a sleeping server", f"{q['wake_call_ms']} ms",
+         f"its own spawn + initialize {q['direct_start_ms']} ms", f"≤ {q['wake_budget_ratio']}x ({q['wake_ratio']}x)",
+         q["wake_ratio"] <= q["wake_budget_ratio"]),
         (f"spawn → first mcpServer/list, {d['stored_servers']} servers in the store", f"{d['first_list_ms']} ms",
          f"asyncio echo {d['echo_first_list_ms']} ms", f"≤ {d['first_list_budget_ratio']}x ({d['first_list_ratio']}x)",
          d["first_list_ratio"] <= d["first_list_budget_ratio"]),
@@ -62,10 +73,12 @@ def main() -> None:
     t = tool_call.measure("everything", 1000 // scale, 3000 // scale, 128)  # a fast server (Node)
     m = management.measure(300 // scale)
     th = threads.measure(5000 // scale, 200 // scale, 50)
+    u = usable.measure(7 // scale or 1)
+    q = quiet.measure(50 // scale, 4, 7 // scale or 1)
     if args.json:
-        print(json.dumps({"dispatch": d, "tool_call": t, "management": m, "threads": th}))
+        print(json.dumps({"dispatch": d, "tool_call": t, "management": m, "threads": th, "usable": u, "quiet": q}))
         return
-    rows = _rows(d, t, m, th)
+    rows = _rows(d, t, m, th, u, q)
     headers = ("path", "daemon", "floor / baseline (same run)", "budget", "met")
     table = [headers, *((p, v, f, b, "yes" if ok else "NO") for p, v, f, b, ok in rows)]
     widths = [max(len(r[i]) for r in table) for i in range(len(headers))]
