@@ -100,7 +100,9 @@ smoke-dist: dist node_modules/.installed
 	$(PY) scripts/smoke/current_smoke.py $(ARTIFACT_SMOKE_ARGS) --daemon-command '["dist/mcp-app-server/mcp-app-server"]'
 	$(PY) packaging/pyinstaller/check_standalone.py dist/mcp-app-server
 
-smoke: setup
+# The smoke drives the daemon against the fixture servers: it needs the venv and the npm servers, not the client
+# package or the settings page.
+smoke: $(STAMP) node_modules/.installed
 	$(PY) scripts/smoke/current_smoke.py $(SMOKE_ARGS)
 
 # Every stage runs even when an earlier one fails (a red lint must not hide a red client test); the run fails at
