@@ -58,8 +58,15 @@ class PlainErrorData(ErrorDetails):
         "notRunning",
         "connectionLost",
         "authRequired",
-        "reauthenticationRequired",
     ]
+
+
+class ReauthenticationRequiredErrorData(ErrorDetails):
+    """The login is gone (a refused refresh, or an enterprise IdP that refused the user's ID token): log in again,
+    or for an IdP, have the host's sign-on write a fresh ID token."""
+
+    reason: Literal["reauthenticationRequired"]
+    step: str | None = Field(default=None, description="`idp` when the enterprise IdP refused the ID token.")
 
 
 class RetiredErrorData(ErrorDetails):
@@ -328,7 +335,9 @@ class OAuthFailedErrorData(ErrorDetails):
 
     reason: Literal["oauthFailed"]
     step: str | None = Field(
-        default=None, description="`flow`, `network`, `registration`, `token`, `callback`, `verify` or `internal`."
+        default=None,
+        description="`flow`, `network`, `registration`, `token`, `callback`, `verify`, `dpop`, `idp`, `assertion` "
+        "or `internal`.",
     )
     status: int | None = Field(default=None, description="The HTTP status the server answered with.")
     oauth_error: str | None = Field(default=None, description="The authorization server's `error` code.")
@@ -338,6 +347,7 @@ ErrorData = TypeAliasType(
     "ErrorData",
     Annotated[
         PlainErrorData
+        | ReauthenticationRequiredErrorData
         | RetiredErrorData
         | InvalidParamsErrorData
         | InvalidArgumentsErrorData

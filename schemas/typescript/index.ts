@@ -253,6 +253,7 @@ export type ErrorCode =
 /** `error.data`: the typed `reason` and that reason's details. */
 export type ErrorData =
   | PlainErrorData
+  | ReauthenticationRequiredErrorData
   | RetiredErrorData
   | InvalidParamsErrorData
   | InvalidArgumentsErrorData
@@ -778,7 +779,7 @@ export interface OAuthFailedErrorData {
   reason: "oauthFailed";
   /** The MCP server the error is about, if one is. */
   server?: string;
-  /** `flow`, `network`, `registration`, `token`, `callback`, `verify` or `internal`. */
+  /** `flow`, `network`, `registration`, `token`, `callback`, `verify`, `dpop`, `idp`, `assertion` or `internal`. */
   step?: string;
   /** The HTTP status the server answered with. */
   status?: number;
@@ -888,7 +889,7 @@ export interface PathErrorData {
 /** Reasons that carry no details beyond `server`. */
 export interface PlainErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
-  reason: "parseError" | "invalidRequest" | "messageTooLarge" | "alreadyInitialized" | "methodNotFound" | "threadRequired" | "invalidElicitationResponse" | "overloaded" | "notInitialized" | "cancelled" | "unknownLogin" | "serverBusy" | "oauthHeaderConflict" | "redirectRejected" | "noThreadOwner" | "notRunning" | "connectionLost" | "authRequired" | "reauthenticationRequired";
+  reason: "parseError" | "invalidRequest" | "messageTooLarge" | "alreadyInitialized" | "methodNotFound" | "threadRequired" | "invalidElicitationResponse" | "overloaded" | "notInitialized" | "cancelled" | "unknownLogin" | "serverBusy" | "oauthHeaderConflict" | "redirectRejected" | "noThreadOwner" | "notRunning" | "connectionLost" | "authRequired";
   /** The MCP server the error is about, if one is. */
   server?: string;
 }
@@ -1004,6 +1005,19 @@ export interface PromptView {
   icons?: Icon[];
   /** Metadata the server attached (MCP `_meta`). */
   _meta?: { [key: string]: unknown };
+}
+
+/**
+ * The login is gone (a refused refresh, or an enterprise IdP that refused the user's ID token): log in again,
+ * or for an IdP, have the host's sign-on write a fresh ID token.
+ */
+export interface ReauthenticationRequiredErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "reauthenticationRequired";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** `idp` when the enterprise IdP refused the ID token. */
+  step?: string;
 }
 
 /** A `"***"` where nothing is stored, or a kept secret following a server to a new destination. */
@@ -2424,7 +2438,7 @@ export type ErrorDataByReason = {
   "originNotAllowed": OriginNotAllowedErrorData;
   "overloaded": PlainErrorData & { reason: "overloaded" };
   "parseError": PlainErrorData & { reason: "parseError" };
-  "reauthenticationRequired": PlainErrorData & { reason: "reauthenticationRequired" };
+  "reauthenticationRequired": ReauthenticationRequiredErrorData;
   "redactedValue": RedactedValueErrorData;
   "redirectRejected": PlainErrorData & { reason: "redirectRejected" };
   "reservedHeader": HeaderErrorData & { reason: "reservedHeader" };
