@@ -12,16 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import structlog
 
-from mcp_runtime.catalog.names import full_name
-from mcp_runtime.catalog.schemas import arguments_validator, errors, non_finite, validator
-from mcp_runtime.catalog.views import build_views, visibility, visible_for_context
+from mcp_runtime.catalog.schemas import errors, non_finite
 from mcp_runtime.events import EventSink
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.oauth import logs_in, needs_login
@@ -32,28 +29,20 @@ from mcp_runtime.owners.preview import resource_read_fact
 from mcp_runtime.owners.projection import project, tool_call_json, unarchived
 from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.owners.thread_server import ThreadServer
+from mcp_runtime.owners.thread_tools import ToolSpecs
 from mcp_runtime.session.errors import timeout_error
 from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
 from mcp_runtime.storage.archive import ThreadArchive
 from mcp_runtime.tasks import Spawner
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
-from protocol.status import McpTool, ServerStatus
+from protocol.status import ServerStatus
 from protocol.thread import ResourceReadFact
 from protocol.tool import Visibility
 
 __all__ = ["McpThreadRuntime"]
 
 log = structlog.get_logger("mcp_runtime.thread")
-
-
-@dataclass(frozen=True)
-class _ToolSpec:
-    tool: McpTool
-    allowed: bool
-    visibility: tuple[Visibility, ...]
-    input: Any
-    output: Any
 
 
 class McpThreadRuntime(SlotOwner):
@@ -76,13 +65,9 @@ class McpThreadRuntime(SlotOwner):
         super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner)
         self.thread_id: str = thread_id
         self._servers = {name: ThreadServer(config) for name, config in servers.items()}
-        self._allowed = list(allowed_tools) if allowed_tools is not None else None
-        self._disabled = list(disabled_tools) if disabled_tools else None
+        self._tools = ToolSpecs(allowed_tools, disabled_tools)
         self._record_fact = record_fact
         self._archive = archive
-        self._specs: dict[tuple[str, str], _ToolSpec] = {}
-        self._listed: dict[str, tuple[Sequence[McpTool], dict[str, McpTool]]] = {}
-        """Per server: its current tool list and that list by name (rebuilt when the slot lists anew)."""
         self._closed = False
 
     # ------------------------------------------------------------- lifecycle
@@ -174,7 +159,7 @@ class McpThreadRuntime(SlotOwner):
 
     def tool_filters(self) -> tuple[list[str] | None, list[str] | None]:
         """The thread's ``allowedTools`` / ``disabledTools`` globs on full tool names."""
-        return self._allowed, self._disabled
+        return self._tools.filters
 
     def _status(self, name: str, server: ThreadServer, stamp: CredentialsStamp) -> ServerStatus:
         error = server.error if server.slot is None else None
@@ -247,50 +232,6 @@ class McpThreadRuntime(SlotOwner):
 
     # ----------------------------------------------------------------- calls
 
-    def _tool(self, name: str, slot: SessionSlot, tool: str, origin: Visibility) -> _ToolSpec:
-        """The tool as listed now (captured for the whole call), after server and thread filters, for a call from
-        ``origin`` (the model, or the server's own view: MCP Apps visibility).
-
-        Decisions and compiled validators are cached per listed tool object: a refresh replaces the objects.
-        """
-        tools = slot.tools
-        index = self._listed.get(name)
-        if index is None or index[0] is not tools:
-            index = self._listed[name] = (tools, {t.name: t for t in reversed(tools)})
-            for key in [key for key in self._specs if key[0] == name]:
-                del self._specs[key]  # validators of a list that is gone go with it
-        listed = index[1].get(tool)
-        if listed is None:
-            raise AppError("unknownTool", f"server {name} has no tool {tool}", server=name, tool=tool)
-        key = (name, tool)
-        spec = self._specs.get(key)
-        if spec is None or spec.tool is not listed:
-            views = build_views(name, self._servers[name].config, [listed])
-            visible = visible_for_context(
-                views,
-                caller=None,
-                include_deferred=True,
-                allowed_tools=self._allowed,
-                disabled_tools=self._disabled,
-                audience="any",
-            )
-            spec = self._specs[key] = _ToolSpec(
-                tool=listed,
-                allowed=bool(visible),
-                visibility=visibility(views[0]) if views else (),  # filtered out: not allowed anyway
-                input=arguments_validator(listed.input_schema),
-                output=validator(listed.output_schema) if listed.output_schema is not None else None,
-            )
-        if not spec.allowed:
-            raise AppError(
-                "toolNotAllowed", f"{full_name(name, tool)} is not allowed in this thread", server=name, tool=tool
-            )
-        if origin not in spec.visibility:
-            who = " and ".join(spec.visibility) or "no one"
-            message = f"{full_name(name, tool)} may be called by {who}, not by the {origin}"
-            raise AppError("toolNotAllowed", message, server=name, tool=tool, visibility=list(spec.visibility))
-        return spec
-
     async def call_tool(
         self,
         server: str,
@@ -309,7 +250,7 @@ class McpThreadRuntime(SlotOwner):
         async with self._use(server):
             entry = self._server(server)
             slot = await self._ready_slot(server)
-            spec = self._tool(server, slot, tool, origin)
+            spec = self._tools.spec(server, entry.config, slot.tools, tool, origin)
             problems = errors(spec.input, arguments if arguments is not None else {})
             if problems:
                 raise AppError(
