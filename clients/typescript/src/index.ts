@@ -1,5 +1,6 @@
 // mcp-app-server-client: the typed client runtime for hosts of mcp-app-server.
 //   client.ts          the app client: typed requests, events, waitFor, elicitation, spawn and restart
+//   apps.ts            MCP Apps: a server's view read whole, and its own requests (origin "app") for AppBridge
 //   rpc/connection.ts  the protocol core: messages in and out, dispatch of notifications and server requests
 //   rpc/pending.ts     where a response is matched to its request (ids, timeouts and cancellation live beside it)
 //   rpc/lines.ts       where a line is read (linear, capped at the daemon's MAX_MESSAGE_BYTES)
@@ -25,6 +26,14 @@ export type {
   SpawnOptions,
   WaitOptions,
 } from "./client.js";
+export { APP_VIEW_MIME_TYPE, AppView, AppViewUnavailable, hasAppView } from "./apps.js";
+export type {
+  AppCallToolParams,
+  AppCursorParams,
+  AppReadResourceParams,
+  AppToolResult,
+  AppViewTarget,
+} from "./apps.js";
 export { AppServerError, ProtocolViolation, isAppServerError } from "./errors.js";
 export type { AppServerErrorOf, ErrorSource, SchemaIssue, ViolationKind } from "./errors.js";
 export { extensionKey, isServerName, parseToolFullName, toolFullName } from "./names.js";
