@@ -1,5 +1,5 @@
-// Bundles the page (src/page/main.ts and the client runtime it imports, Ajv included) into dist/page/app.js with
-// esbuild, and copies its HTML and CSS next to it. The client's Node-only sidecar module is replaced by a stub:
+// Bundles the page (src/page/main.ts and the client runtime it imports, Ajv and ext-apps' AppBridge included) into
+// dist/page/app.js with esbuild, the sandbox's relay into dist/page/sandbox.js, and copies its HTML and CSS next to it. The client's Node-only sidecar module is replaced by a stub:
 // the page never spawns a process.
 import { copyFileSync, mkdirSync } from "node:fs";
 import { build } from "esbuild";
@@ -34,6 +34,18 @@ await build({
   sourcemap: false,
   legalComments: "none",
   plugins: [nodeOnly],
+  logLevel: "warning",
+});
+// The MCP Apps sandbox's relay: a classic script the host's second origin serves (src/host/sandbox.ts).
+await build({
+  entryPoints: [here("../src/page/sandbox-proxy.ts")],
+  outfile: `${out}sandbox.js`,
+  bundle: true,
+  format: "iife",
+  platform: "browser",
+  target: "es2022",
+  minify: true,
+  legalComments: "none",
   logLevel: "warning",
 });
 copyFileSync(here("../src/page/index.html"), `${out}index.html`);

@@ -13,7 +13,7 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
-import type { BrowserContext, Locator, Page } from "playwright-core";
+import type { BrowserContext, FrameLocator, Locator, Page } from "playwright-core";
 import { startHost } from "../src/host/host.js";
 import type { Host } from "../src/host/host.js";
 
@@ -21,6 +21,8 @@ const ROOT = resolve(new URL("../../../../", import.meta.url).pathname);
 const FIXTURES = join(ROOT, "scripts", "smoke", "fixtures");
 /** npm server-everything (a workspace dependency at the root). */
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+/** npm server-basic-vanillajs, ext-apps' own example App server (a root dependency), run with `--stdio`. */
+const VANILLA = join(ROOT, "node_modules", "@modelcontextprotocol", "server-basic-vanillajs", "dist", "index.js");
 const CHROMIUM_FLAGS = [
   "--no-sandbox",
   "--disable-gpu",
@@ -579,6 +581,84 @@ async function main(): Promise<number> {
       const updates = await page.locator('tr[data-subscription="fixture://static/hello"]').getAttribute("data-updates");
       await shot(page, "resources-subscriptions");
       return `mcp:resource_updated counted: ${updates}`;
+    });
+
+    // MCP Apps (SPEC §13): views rendered in the Thread tab inside the sandbox on the host's second origin.
+    const view = (): FrameLocator => page.frameLocator('[data-role="app-view"] iframe.app-view').frameLocator("iframe");
+    await report.check("apps", "our fixture's view rendered", async () => {
+      await addServer({ name: "counter", command: python, args: [join(FIXTURES, "app_server.py")] });
+      await addServer({ name: "vanilla", command: process.execPath, args: [VANILLA, "--stdio"] });
+      await tab("thread");
+      for (const name of ["fx", "everything"]) await page.locator('[data-role="thread-servers"]').getByLabel(name).uncheck();
+      await page.locator('[data-role="thread-servers"]').getByLabel("counter").check();
+      await page.locator('[data-role="thread-servers"]').getByLabel("vanilla").check();
+      await page.getByRole("button", { name: "Start thread" }).click();
+      await page.locator('[data-thread] [data-server="counter"]').getByText("counter: ready").waitFor();
+      await page.locator('[data-thread] [data-server="vanilla"]').getByText("vanilla: ready").waitFor();
+      const offered = await page.locator("#thread-tool option").allTextContents();
+      assert(!offered.includes("mcp__counter__increment"), `the model is offered an app-only tool: ${offered.join(", ")}`);
+      await callTool("mcp__counter__show_counter", { start: 3 });
+      await page.locator('[data-role="app-view"][data-ready="true"]').waitFor();
+      await view().locator("#count").getByText("3", { exact: true }).waitFor();
+      const input = (await view().locator("#input").textContent()) ?? "";
+      assert(input.includes('{"start":3}'), `tool input: ${input}`);
+      const status = (await view().locator("#status").textContent()) ?? "";
+      assert(status.includes("mcp-app-server-settings"), `status: ${status}`);
+      const frame = page.locator('[data-role="app-view"] iframe.app-view');
+      const origin = new URL((await frame.getAttribute("src")) ?? "").origin;
+      assert(origin === host?.sandboxOrigin && origin !== new URL(page.url()).origin, `sandbox origin ${origin}`);
+      const height = await frame.evaluate((element) => (element as HTMLIFrameElement).style.height);
+      assert(height !== "" && height !== "320px", `the frame did not follow the view's size (${height})`);
+      await shot(page, "app-view-counter");
+      return `count 3 from the result, input ${input.slice(7)}; sandbox ${origin}; frame height ${height} from the view`;
+    });
+
+    await report.check("apps", "the view calls an app-only tool", async () => {
+      await view().getByRole("button", { name: "Increment (app-only tool)" }).click();
+      await view().locator("#count").getByText("4", { exact: true }).waitFor();
+      await view().getByRole("button", { name: "Reset (model-only tool)" }).click();
+      await view().locator("#status").getByText(/^reset_counter refused/).waitFor();
+      const refused = (await view().locator("#status").textContent()) ?? "";
+      assert(refused.includes("not by the app"), `refusal: ${refused}`);
+      await view().locator("#count").getByText("4", { exact: true }).waitFor();
+      await page.locator('[data-role="app-view-activity"]').getByText("the view called increment").waitFor();
+      await shot(page, "app-view-app-only-call");
+      return `increment (app only) → 4; reset_counter (model only) → "${refused.slice(0, 80)}"`;
+    });
+
+    await report.check("apps", "an undeclared fetch is blocked", async () => {
+      await view().getByRole("button", { name: "Fetch declared" }).click();
+      await view().locator("#fetched-declared").getByText(/not by the CSP/).waitFor();
+      await view().getByRole("button", { name: "Fetch elsewhere" }).click();
+      await view().locator("#fetched").getByText("fetch: blocked by the CSP (connect-src)").waitFor();
+      const declared = (await view().locator("#fetched-declared").textContent()) ?? "";
+      assert(declared.includes("not by the CSP"), `declared: ${declared}`);
+      await shot(page, "app-view-csp-blocked");
+      return `undeclared origin: connect-src refused it; declared origin: ${declared.slice(16)}`;
+    });
+
+    await report.check("apps", "closing tears the view down", async () => {
+      await page.locator('[data-role="app-view"]').getByRole("button", { name: "Close view" }).click();
+      await page.locator('[data-role="app-view"][data-closed="true"]').waitFor();
+      const frames = await page.locator('[data-role="app-view"] iframe').count();
+      assert(frames === 0, `${frames} frame(s) left`);
+      return "ui/resource-teardown answered, the bridge closed and the frame removed";
+    });
+
+    await report.check("apps", "npm server-basic-vanillajs view rendered", async () => {
+      const tools = await page.locator("#thread-tool option").allTextContents();
+      const opener = tools.find((name) => name.startsWith("mcp__vanilla__"));
+      assert(opener !== undefined, `vanilla offers no tool: ${tools.join(", ")}`);
+      await callTool(opener, {});
+      await page.locator('[data-role="app-view"][data-server="vanilla"][data-ready="true"]').waitFor();
+      await view().getByRole("button", { name: "Get Server Time" }).click();
+      const called = page.locator('[data-role="app-view-activity"] li').filter({ hasText: "the view called" });
+      await called.first().waitFor();
+      const time = (await view().locator("#server-time").textContent()) ?? "";
+      await shot(page, "app-view-basic-vanillajs");
+      await resultText();
+      const note = (await called.first().textContent()) ?? "";
+      return `${opener}: the view rendered, showing "${time.trim().slice(0, 40)}"; ${note.slice(note.indexOf("the view"))}`;
     });
 
     await report.check("page", "keyboard and activity", async () => {

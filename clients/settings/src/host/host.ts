@@ -16,6 +16,7 @@ import type { OpenExternal } from "./browser.js";
 import { OneTimeCodes } from "./codes.js";
 import { Gate, newToken } from "./gate.js";
 import { PageFiles, securityHeaders } from "./pages.js";
+import { SandboxServer } from "./sandbox.js";
 
 /** The host's name and version, as the daemon sees its lifecycle connection. */
 export const HOST_INFO = { name: "mcp-app-server-settings-host", version: "0.1.0" } as const;
@@ -55,6 +56,8 @@ export interface Host {
   readonly url: string;
   readonly port: number;
   readonly token: string;
+  /** The MCP Apps sandbox's origin (a second loopback port). */
+  readonly sandboxOrigin: string;
   /** The daemon's `--listen` socket. */
   readonly socketPath: string;
   /** The lifecycle connection (the sidecar's stdio). */
@@ -76,7 +79,6 @@ export async function startHost(options: HostOptions): Promise<Host> {
   const openExternal = options.openExternal ?? openInSystemBrowser;
   const [command, ...args] = options.daemonCommand;
   if (command === undefined) throw new Error("the daemon command is empty");
-  const pages = new PageFiles();
   const socketDir = mkdtempSync(join(tmpdir(), "mcp-settings-"));
   const socketPath = join(socketDir, "daemon.sock");
 
@@ -86,6 +88,8 @@ export async function startHost(options: HostOptions): Promise<Host> {
       dataDir: options.dataDir,
       env: options.env,
       clientInfo: HOST_INFO,
+      // This host renders MCP Apps views: servers are told so on every connection the daemon opens.
+      capabilities: { mcpApps: {} },
       restart: true,
     });
   } catch (error) {
@@ -100,6 +104,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
   client.on("restarted", () => log("daemon restarted; pages reconnect"));
 
   let port = 0;
+  const sandbox = new SandboxServer(() => port);
   const gate = new Gate(token, () => port);
   const codes = new OneTimeCodes(options.codeTtlMs, options.clock);
   const bridge = new Bridge(socketPath, gate, log);
@@ -173,9 +178,13 @@ export async function startHost(options: HostOptions): Promise<Host> {
   };
   server.on("upgrade", (request: IncomingMessage, socket, head: Buffer) => bridge.upgrade(request, socket, head));
 
+  let pages: PageFiles;
   try {
+    await sandbox.listen();
+    pages = new PageFiles(sandbox.origin);
     await listen(server, options.port ?? 0);
   } catch (error) {
+    await sandbox.close();
     await client.close();
     rmSync(socketDir, { recursive: true, force: true });
     throw error;
@@ -188,6 +197,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
     url: `${origin}/#token=${token}`,
     port,
     token,
+    sandboxOrigin: sandbox.origin,
     socketPath,
     client,
     pages: () => bridge.size,
@@ -201,6 +211,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
         bridge.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await sandbox.close();
         await client.close();
         rmSync(socketDir, { recursive: true, force: true });
       })();

@@ -1,6 +1,7 @@
 // The page's files (built by `scripts/bundle.mjs` into dist/page), served from memory with headers that keep the
 // page to itself: its own scripts only (no 'unsafe-eval': the client's validators are compiled when it is built), no
-// framing, no referrer (the token is in the URL's fragment, which is never sent, but the rule costs nothing).
+// framing of it, frames only from the MCP Apps sandbox's origin (written into the page), no referrer (the token is
+// in the URL's fragment, which is never sent, but the rule costs nothing).
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 
@@ -11,12 +12,18 @@ const FILES: { readonly [path: string]: { readonly file: string; readonly type: 
   "/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
 };
 
-/** The page's files, read once. */
+/** The page's files, read once, the sandbox's origin written into its HTML. */
 export class PageFiles {
   private readonly bodies = new Map<string, Buffer>();
 
-  constructor(directory: URL = PAGE_DIR) {
-    for (const [path, { file }] of Object.entries(FILES)) this.bodies.set(path, readFileSync(new URL(file, directory)));
+  constructor(
+    private readonly sandboxOrigin: string,
+    directory: URL = PAGE_DIR,
+  ) {
+    for (const [path, { file }] of Object.entries(FILES)) {
+      const body = readFileSync(new URL(file, directory));
+      this.bodies.set(path, path === "/" ? Buffer.from(body.toString("utf8").replace("%SANDBOX_ORIGIN%", sandboxOrigin)) : body);
+    }
   }
 
   /** Answer a GET for one of the page's files; false when the path is not one. */
@@ -27,21 +34,22 @@ export class PageFiles {
     response.writeHead(200, {
       "Content-Type": entry.type,
       "Content-Length": body.length,
-      ...securityHeaders(request.headers.host ?? ""),
+      ...securityHeaders(request.headers.host ?? "", this.sandboxOrigin),
     });
     response.end(request.method === "HEAD" ? undefined : body);
     return true;
   }
 }
 
-/** Headers on every answer: the page may run its own code and talk to its own host, nothing else. */
-export function securityHeaders(host: string): { readonly [name: string]: string } {
+/** Headers on every answer: the page may run its own code, talk to its own host and frame the sandbox, nothing else. */
+export function securityHeaders(host: string, sandboxOrigin?: string): { readonly [name: string]: string } {
   const policy = [
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
     `connect-src 'self' ws://${host}`,
     "img-src 'none'",
+    sandboxOrigin === undefined ? "frame-src 'none'" : `frame-src ${sandboxOrigin}`,
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",

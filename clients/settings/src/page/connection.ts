@@ -94,7 +94,8 @@ export async function connect(token: string): Promise<AppServerClient> {
     socket.addEventListener("close", (event) => reject(new Error(closeReason(event))), { once: true });
   });
   const client = new AppServerClient(webSocketTransport(socket));
-  await client.initialize({ name: "mcp-app-server-settings", version: "0.1.0", title: "MCP settings" });
+  // The page renders MCP Apps views (the Thread tab): servers the daemon connects from now on are told so.
+  await client.initialize({ name: "mcp-app-server-settings", version: "0.1.0", title: "MCP settings" }, { mcpApps: {} });
   return client;
 }
 

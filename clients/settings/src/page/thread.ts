@@ -1,10 +1,13 @@
 // A small thread view, the one place the page executes a tool (tools run only in a thread, SPEC §3): start a
 // thread with some servers, call one of its tools with JSON arguments (starting from its schema's defaults), and
 // see the result with its projection. An elicitation during the call opens the global modal; progress (with its
-// numbers and message) and how each form was resolved show here.
+// numbers and message) and how each form was resolved show here. A tool with an MCP Apps view opens it beside the
+// call (app-view.ts): the view gets the call's input now and its result when it ends.
+import { hasAppView } from "mcp-app-server-client";
 import type { Thread, ToolCallResult, ToolView } from "mcp-app-server-client";
 import { defaultArguments } from "./arguments.js";
 import type { App } from "./app.js";
+import { AppViewFrame } from "./app-view.js";
 import type { Banner } from "./banner.js";
 import { contentBlock, projection } from "./content.js";
 import { boundedJson, field, h, replace, uid } from "./dom.js";
@@ -28,6 +31,8 @@ export class ThreadView {
   private readonly progressBox = h("span", { className: "progress", hidden: true }, this.progress, this.progressText);
   private readonly output = h("div", { className: "result", "data-role": "call-result", "aria-live": "polite" });
   private readonly resolved = h("ul", { className: "plain", "data-role": "resolved" });
+  private readonly viewBox = h("div", { "data-role": "app-views" });
+  private view: AppViewFrame | undefined;
   private thread: Thread | undefined;
   private tools: ToolView[] = [];
   private inFlight: AbortController | undefined;
@@ -79,6 +84,7 @@ export class ThreadView {
         h("div", { className: "actions" }, this.callButton, this.cancelButton, this.progressBox),
       ),
       this.output,
+      this.viewBox,
       h("h3", null, "Forms answered in this thread"),
       this.resolved,
     );
@@ -144,6 +150,7 @@ export class ThreadView {
     if (started === undefined) return;
     this.thread = started.thread;
     this.app.addThread(started.thread);
+    this.closeView();
     replace(this.resolved);
     replace(this.output);
     replace(this.threadInfo, h("p", { className: "meta" }, `Thread ${started.thread.id}: connecting its servers…`));
@@ -196,6 +203,14 @@ export class ThreadView {
     this.argsHint.textContent = [filled, add].filter((part) => part !== "").join(" ") || "Nothing is required.";
   }
 
+  /** The open view goes when another call or thread replaces it. */
+  private closeView(): void {
+    const view = this.view;
+    this.view = undefined;
+    if (view === undefined) return;
+    void view.close().then(() => view.element.remove());
+  }
+
   private async call(): Promise<void> {
     const thread = this.thread;
     const tool = this.tools.find((candidate) => candidate.name === this.tool.value);
@@ -219,18 +234,26 @@ export class ThreadView {
     this.progressBox.hidden = true;
     this.progressText.textContent = "";
     replace(this.output, h("p", { className: "meta", "data-role": "calling" }, `Calling ${tool.name}…`));
+    const call = this.app.client.request(
+      "mcpServer/tool/call",
+      {
+        threadId: thread.id,
+        server: tool.server,
+        tool: tool.tool,
+        arguments: args as { [key: string]: unknown },
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      },
+      { signal: controller.signal },
+    );
+    this.closeView();
+    if (hasAppView(tool)) {
+      const opening = { client: this.app.client, threadId: thread.id, tool, arguments: args as { [key: string]: unknown } };
+      this.view = new AppViewFrame({ ...opening, result: call });
+      this.viewBox.append(this.view.element);
+      void this.view.open();
+    }
     try {
-      const result = await this.app.client.request(
-        "mcpServer/tool/call",
-        {
-          threadId: thread.id,
-          server: tool.server,
-          tool: tool.tool,
-          arguments: args as { [key: string]: unknown },
-          ...(timeoutMs === undefined ? {} : { timeoutMs }),
-        },
-        { signal: controller.signal },
-      );
+      const result = await call;
       replace(this.output, renderResult(tool.name, result));
     } catch (error) {
       replace(this.output, h("div", { "data-role": "call-error" }, failureView(explain(error, `call ${tool.name}`))));
