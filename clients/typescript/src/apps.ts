@@ -4,11 +4,13 @@
 // view may reach. Nothing here imports ext-apps: a host assigns these methods to the bridge's handlers.
 import type { AppServerClient, RequestOptions } from "./client.js";
 import type {
+  BlobResourceContents,
   ContentBlock,
   PromptView,
   ResourceContent,
   ResourceTemplateView,
   ResourceView,
+  TextResourceContents,
   ToolCallResult,
   ToolView,
   UiResourceMeta,
@@ -17,13 +19,18 @@ import type {
 /** The MIME type of an MCP Apps view (`text/html;profile=mcp-app`). */
 export const APP_VIEW_MIME_TYPE = "text/html;profile=mcp-app";
 
+// The view's results are MCP's shapes (type aliases, so they fit MCP's open result types where a host passes them).
+
 /** A tool result as MCP's `CallToolResult` carries it to a view (the daemon's `projection` is for models). */
-export interface AppToolResult {
+export type AppToolResult = {
   content: ContentBlock[];
   structuredContent?: unknown;
   isError?: boolean;
   _meta?: { [key: string]: unknown };
-}
+};
+
+/** A resource read as MCP's `ReadResourceResult` carries it: each content text or blob. */
+export type AppReadResourceResult = { contents: (TextResourceContents | BlobResourceContents)[] };
 
 /** Where a view runs: the thread whose call opened it and the tool (with a `ui.resourceUri`) it belongs to. */
 export interface AppViewTarget {
@@ -117,13 +124,13 @@ export class AppView {
   }
 
   /** The view reads a resource of its server, whole. */
-  async readResource(params: AppReadResourceParams, options?: RequestOptions): Promise<{ contents: ResourceContent[] }> {
+  async readResource(params: AppReadResourceParams, options?: RequestOptions): Promise<AppReadResourceResult> {
     const read = await this.client.request(
       "mcpServer/resource/read",
       { threadId: this.threadId, server: this.server, uri: params.uri },
       options,
     );
-    return { contents: read.contents };
+    return { contents: read.contents.map(mcpContent) };
   }
 
   /** The view lists its server's resources (one page). */
@@ -164,6 +171,17 @@ function htmlOf(content: ResourceContent): string {
   if (content.blob === undefined) throw new AppViewUnavailable(`${content.uri} has neither text nor a blob`, "empty");
   const bytes = Uint8Array.from(atob(content.blob), (char) => char.charCodeAt(0));
   return new TextDecoder().decode(bytes);
+}
+
+/** A whole read's content (never a preview: each has its text or its blob) in MCP's shape. */
+function mcpContent(content: ResourceContent): TextResourceContents | BlobResourceContents {
+  const common = {
+    uri: content.uri,
+    ...(content.mimeType === undefined ? {} : { mimeType: content.mimeType }),
+    ...(content._meta === undefined ? {} : { _meta: content._meta as { [key: string]: unknown } }),
+  };
+  if (content.text !== undefined) return { ...common, text: content.text };
+  return { ...common, blob: content.blob ?? "" };
 }
 
 function mcpResult(result: ToolCallResult): AppToolResult {

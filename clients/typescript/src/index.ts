@@ -31,6 +31,7 @@ export type {
   AppCallToolParams,
   AppCursorParams,
   AppReadResourceParams,
+  AppReadResourceResult,
   AppToolResult,
   AppViewTarget,
 } from "./apps.js";
