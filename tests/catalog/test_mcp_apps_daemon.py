@@ -40,10 +40,17 @@ def _app_daemon(data_dir: Path) -> Iterator[tuple[Daemon, Path]]:
             yield daemon, socket_path
 
 
+def _management_says(daemon: Daemon) -> str:
+    params = {"server": "app", "uri": "app://supports-apps/now"}
+    return str(daemon.request("mcpServer/resource/read", params, timeout=START_TIMEOUT)["contents"][0]["text"])
+
+
 def test_the_extension_is_declared_only_after_a_host_that_renders_views_said_so(data_dir: Path) -> None:
     with _app_daemon(data_dir) as (daemon, socket_path):
         daemon.initialize()  # a host without views
         daemon.request("mcpServer/create", {"name": "app", "config": _app_config()})
+        daemon.request("mcpServer/start", {"name": "app"}, timeout=START_TIMEOUT)
+        assert _management_says(daemon) == "no"
         before = start_thread(daemon, servers=["app"])
         assert call(daemon, before, "app", "supports_apps")["content"][0]["text"] == "no"
         with unix_client(socket_path) as viewer:
@@ -53,6 +60,10 @@ def test_the_extension_is_declared_only_after_a_host_that_renders_views_said_so(
         assert call(daemon, before, "app", "supports_apps")["content"][0]["text"] == "no", "opened before: kept"
         later = start_thread(daemon, servers=["app"])
         assert call(daemon, later, "app", "supports_apps")["content"][0]["text"] == "yes", "every connection after"
+        assert _management_says(daemon) == "no", "the management connection opened before keeps its declaration"
+        daemon.request("mcpServer/stop", {"name": "app"}, timeout=START_TIMEOUT)
+        daemon.request("mcpServer/start", {"name": "app"}, timeout=START_TIMEOUT)
+        assert _management_says(daemon) == "yes", "a management connection opened after declares it"
 
 
 def test_views_visibility_and_the_origin_of_a_call(data_dir: Path) -> None:
