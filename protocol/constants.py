@@ -15,3 +15,6 @@ TRANSPORTS: tuple[TransportName, ...] = ("stdio", "http")
 """The MCP transports a server config may name (``--transports`` picks among them)."""
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 """The longest JSON-RPC line, in bytes: a longer one is refused (``messageTooLarge``) without being held whole."""
+MAX_OUTPUT_LINE_BYTES = 32 * 1024 * 1024
+"""The longest line the daemon writes: an answer that would be longer is ``responseTooLarge`` instead. The largest
+lists (32 servers' full catalogs, 512 KiB each) fit, so a client may cap its reader here and lose nothing."""

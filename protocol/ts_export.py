@@ -39,6 +39,7 @@ ENVELOPE_NAMES = frozenset(
         "DAEMON_VERSION",
         "PROTOCOL_VERSION",
         "MAX_MESSAGE_BYTES",
+        "MAX_OUTPUT_LINE_BYTES",
         "TOOL_NAME_RULE",
     }
 )
@@ -281,6 +282,8 @@ def _facts() -> list[str]:
         f"export const PROTOCOL_VERSION = {json.dumps(constants.PROTOCOL_VERSION)};",
         f"/** The longest JSON-RPC line the daemon accepts, in bytes (without the newline). */\n"
         f"export const MAX_MESSAGE_BYTES = {constants.MAX_MESSAGE_BYTES};",
+        "/** The longest line the daemon writes, in bytes (without the newline): past it, `responseTooLarge`. */\n"
+        f"export const MAX_OUTPUT_LINE_BYTES = {constants.MAX_OUTPUT_LINE_BYTES};",
         "/**\n"
         " * Tool names, `<prefix><server><separator><tool>`: a server name matches `serverName` and never contains\n"
         " * `separator`, a tool name matches `toolName`, and the full name is at most `maxFullName` characters.\n"

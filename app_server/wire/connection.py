@@ -11,6 +11,7 @@ import anyio
 
 from app_server.process.logs import get_logger
 from app_server.wire.transport import Transport
+from protocol.constants import MAX_OUTPUT_LINE_BYTES
 from protocol.encoding import compact, line, model_json
 from protocol.jsonrpc import AppError, RequestId
 
@@ -96,21 +97,31 @@ class ClientConnection:
 
     def result_line(self, request_id: RequestId, result: BaseModel | EncodedResult) -> bytes:
         """The response line; a result that cannot be encoded as UTF-8 is escaped, one that cannot be encoded at
-        all is answered ``internal``: a reply always exists."""
+        all is answered ``internal``, one past ``MAX_OUTPUT_LINE_BYTES`` ``responseTooLarge``: a reply always
+        exists, and no line is longer than a client may read."""
         if isinstance(result, EncodedResult):
-            return _result_line(request_id, result.body)
-        try:
-            body = model_json(result)
-        except Exception:
-            log.error("result_not_encodable", connection=self.label, exc_info=True)
-            return error_line(request_id, AppError("internal", "the result could not be encoded"))
-        return _result_line(request_id, body)
+            body = result.body
+        else:
+            try:
+                body = model_json(result)
+            except Exception:
+                log.error("result_not_encodable", connection=self.label, exc_info=True)
+                return error_line(request_id, AppError("internal", "the result could not be encoded"))
+        response = _result_line(request_id, body)
+        if len(response) - 1 > MAX_OUTPUT_LINE_BYTES:
+            log.warning("response_too_large", connection=self.label, size=len(response) - 1)
+            message = f"the answer is {len(response) - 1} bytes (max {MAX_OUTPUT_LINE_BYTES})"
+            return error_line(request_id, AppError("responseTooLarge", message, limit=MAX_OUTPUT_LINE_BYTES))
+        return response
 
     def notify_encoded(self, method: str, params_json: bytes) -> None:
         """Send a notification whose params are already JSON (shared across connections)."""
         if not self.initialized or method in self.opt_outs:
             return
         limit = LOW_PRIORITY_BACKLOG if _is_low_priority(method) else NOTIFICATION_BACKLOG
+        if len(params_json) > MAX_OUTPUT_LINE_BYTES - len(method) - 64:
+            log.warning("notification_too_large", connection=self.label, method=method, size=len(params_json))
+            return
         if self.backlog() + len(params_json) > limit:
             if not self.dropped_notifications:
                 log.warning("notifications_dropped", connection=self.label, method=method, backlog=self.backlog())

@@ -2483,6 +2483,9 @@ export const PROTOCOL_VERSION = "2026-11-30";
 /** The longest JSON-RPC line the daemon accepts, in bytes (without the newline). */
 export const MAX_MESSAGE_BYTES = 4194304;
 
+/** The longest line the daemon writes, in bytes (without the newline): past it, `responseTooLarge`. */
+export const MAX_OUTPUT_LINE_BYTES = 33554432;
+
 /**
  * Tool names, `<prefix><server><separator><tool>`: a server name matches `serverName` and never contains
  * `separator`, a tool name matches `toolName`, and the full name is at most `maxFullName` characters.

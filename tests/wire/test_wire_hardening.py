@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -222,7 +223,6 @@ class _Recorder:
 
 def test_replies_always_encode() -> None:
     """Text that is not valid Unicode (a lone surrogate from anywhere) is escaped, never an exception."""
-    import json
 
     from pydantic import BaseModel
 
@@ -241,3 +241,25 @@ def test_replies_always_encode() -> None:
     assert first == {"jsonrpc": "2.0", "id": "a\udc80", "result": {"text": "b\ud800"}}
     assert second["error"]["message"] == "bad \udfff"
     assert line({"x": "\ud800"}) == b'{"x":"\\ud800"}\n'
+
+
+def test_no_line_the_daemon_writes_is_longer_than_a_client_may_read() -> None:
+    """An answer past ``MAX_OUTPUT_LINE_BYTES`` (the cap the typed client reads with) is ``responseTooLarge``
+    instead, and a notification that large is not sent: the client's cap never drops an answer it is owed."""
+    from app_server.wire.connection import ClientConnection, EncodedResult
+    from protocol.constants import MAX_OUTPUT_LINE_BYTES
+
+    recorder = _Recorder()
+    connection = ClientConnection("test", recorder)  # type: ignore[arg-type]
+    connection.initialized = True
+    envelope = len(b'{"jsonrpc":"2.0","id":1,"result":}')
+    fits = b'"' + b"x" * (MAX_OUTPUT_LINE_BYTES - envelope - 2) + b'"'
+    connection.respond(1, EncodedResult(fits))
+    connection.respond(2, EncodedResult(fits[:-1] + b'x"'))
+    connection.notify_encoded("mcp:tools_updated", fits)
+    assert len(recorder.written) == 2, "the oversized notification was sent"
+    first, second = recorder.written
+    assert len(first) - 1 == MAX_OUTPUT_LINE_BYTES and json.loads(first)["id"] == 1
+    refused = json.loads(second)
+    assert refused["id"] == 2
+    assert refused["error"]["data"] == {"reason": "responseTooLarge", "limit": MAX_OUTPUT_LINE_BYTES}

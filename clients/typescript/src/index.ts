@@ -3,7 +3,7 @@
 //   apps.ts            MCP Apps: a server's view read whole, and its own requests (origin "app") for AppBridge
 //   rpc/connection.ts  the protocol core: messages in and out, dispatch of notifications and server requests
 //   rpc/pending.ts     where a response is matched to its request (ids, timeouts and cancellation live beside it)
-//   rpc/lines.ts       where a line is read (linear, capped at the daemon's MAX_MESSAGE_BYTES)
+//   rpc/lines.ts       where a line is read (linear, capped at the daemon's MAX_OUTPUT_LINE_BYTES)
 //   rpc/guard.ts       the schema guard, over validators compiled when the package is built
 //   sidecar.ts         Node only: the daemon as a child process, its stderr
 export { AppServerClient, CLIENT_INFO, DEFAULT_REQUEST_TIMEOUT_MS } from "./client.js";
@@ -54,6 +54,7 @@ export {
   DAEMON_VERSION,
   ERROR_CODES,
   MAX_MESSAGE_BYTES,
+  MAX_OUTPUT_LINE_BYTES,
   PROTOCOL_VERSION,
   TOOL_NAME_RULE,
 } from "./generated/protocol.js";

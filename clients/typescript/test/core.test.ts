@@ -2,7 +2,7 @@
 // lines, and waiting for a notification (the daemon never sends these malformed messages or holds answers back).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { AppServerClient, MAX_MESSAGE_BYTES, ProtocolViolation, isAppServerError } from "mcp-app-server-client";
+import { AppServerClient, MAX_OUTPUT_LINE_BYTES, ProtocolViolation, isAppServerError } from "mcp-app-server-client";
 import type { ToolProgress } from "mcp-app-server-client";
 import { WireDouble } from "./wire.js";
 
@@ -71,26 +71,26 @@ test("a request naming no timeout gets requestTimeoutMs; timeoutMs overrides it;
   await client.close();
 });
 
-test("a line longer than the daemon's maximum rejects the request it answers; the client keeps reading", async () => {
+test("a line longer than the daemon ever writes rejects the request it answers; the client keeps reading", async () => {
   const { wire, client, errors } = await setUp();
   const listing = client.request("mcpServer/list");
   const request = await wire.next((m) => m.method === "mcpServer/list");
   const filler = new Uint8Array(64 * 1024).fill(0x61);
   const body = function* (): Generator<string | Uint8Array> {
     yield `{"jsonrpc":"2.0","id":${String(request.id)},"result":{"data":[],"x":"`;
-    for (let sent = 0; sent <= 4 * MAX_MESSAGE_BYTES; sent += filler.length) yield filler;
+    for (let sent = 0; sent <= MAX_OUTPUT_LINE_BYTES; sent += filler.length) yield filler;
     yield '"}}';
   };
   await wire.stream(body());
   await assert.rejects(listing, (error: unknown) => {
     assert.ok(error instanceof ProtocolViolation);
     assert.equal(error.method, "mcpServer/list");
-    assert.match(error.message, new RegExp(`longer than ${MAX_MESSAGE_BYTES} bytes`));
+    assert.match(error.message, new RegExp(`longer than ${MAX_OUTPUT_LINE_BYTES} bytes`));
     return true;
   });
   await wire.stream([
     '{"jsonrpc":"2.0","method":"mcpServer/tool/progress","params":{"x":"',
-    "x".repeat(MAX_MESSAGE_BYTES),
+    "x".repeat(MAX_OUTPUT_LINE_BYTES),
     '"}}',
   ]);
   await roundTrip(wire, client);

@@ -1,6 +1,6 @@
 // The transport seam: what the protocol core needs from a connection (a duplex of JSON lines), and that duplex over a
 // pair of byte streams.
-import { MAX_MESSAGE_BYTES } from "../generated/protocol.js";
+import { MAX_OUTPUT_LINE_BYTES } from "../generated/protocol.js";
 import { LineReader } from "./lines.js";
 import type { DroppedLine } from "./lines.js";
 
@@ -55,7 +55,7 @@ export interface WritableLike {
 /** How `streamTransport` and `spawn` read lines. */
 export interface LineOptions {
   /**
-   * The longest line delivered, in bytes (default `MAX_MESSAGE_BYTES`, the daemon's own cap); a longer one is dropped
+   * The longest line delivered, in bytes (default `MAX_OUTPUT_LINE_BYTES`, the longest line the daemon writes); a longer one is dropped
    * as it arrives and reported as a `ProtocolViolation`.
    */
   readonly maxLineBytes?: number | undefined;
@@ -100,7 +100,7 @@ export function streamTransport(readable: ReadableLike, writable: WritableLike, 
 
 /** The line reader of a transport that delivers to `receiver`. */
 export function lineReader(receiver: TransportReceiver, options: LineOptions): LineReader {
-  return new LineReader(options.maxLineBytes ?? MAX_MESSAGE_BYTES, {
+  return new LineReader(options.maxLineBytes ?? MAX_OUTPUT_LINE_BYTES, {
     line: (text) => receiver.message(text),
     dropped: (line) => receiver.dropped?.(line),
   });
