@@ -81,6 +81,9 @@ def classify_session_failure(
         if isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED:
             if connected:
                 return AppError("connectionLost", exit_description(transport))
+            if _says_out_of_descriptors(tail.get("stderrTail", "")):  # the server's own limit, which it inherits
+                message = f"{exit_description(transport)} during startup: it ran out of file descriptors"
+                return AppError("startupFailed", message, detail="tooManyOpenFiles", **tail)
             return AppError("startupFailed", f"{exit_description(transport)} during startup", **tail)
     leaf = found[0]
     if isinstance(leaf, MCPError):
@@ -91,6 +94,11 @@ def classify_session_failure(
     if connected:
         return AppError("connectionLost", cause)
     return AppError("startupFailed", cause, **tail)
+
+
+def _says_out_of_descriptors(stderr: str) -> bool:
+    lowered = stderr.lower()
+    return "emfile" in lowered or "too many open files" in lowered
 
 
 def is_resource_not_found(code: int, message: str) -> bool:

@@ -47,8 +47,9 @@ def test_a_low_soft_limit_is_raised_and_the_servers_get_theirs_back(data_dir: Pa
 
 
 def test_a_start_that_finds_no_descriptor_fails_typed_and_the_daemon_keeps_serving(data_dir: Path) -> None:
-    """Hard 128 too: nothing to raise. Starts fail once the daemon's descriptors are gone (each stdio server holds
-    a few); archiving threads frees them."""
+    """Hard 128 too: nothing to raise. Starts fail once the descriptors are gone, the daemon's (each stdio server
+    holds a few) or the server's own (it inherits the 128 and Node opens modules many at once): both read as
+    ``tooManyOpenFiles``; archiving threads frees them."""
     with running_daemon(data_dir, prefix=descriptor_limit(128, 128)) as daemon:
         daemon.initialize()
         daemon.request("mcpServer/create", {"name": "ev", "config": everything_config()})
@@ -64,7 +65,7 @@ def test_a_start_that_finds_no_descriptor_fails_typed_and_the_daemon_keeps_servi
                 break
         assert failures, "128 descriptors held 64 stdio servers"
         [failure] = failures
-        assert failure.reason == "startupFailed" and failure.data["detail"] == "tooManyOpenFiles", failure.data
+        assert failure.reason == "startupFailed" and failure.data.get("detail") == "tooManyOpenFiles", (failure, failure.data)
         rows = daemon.request("mcpServerStatus/list", {"threadId": threads[-1]})["data"]
         assert rows[0]["lastError"]["reason"] == "startupFailed"
         for thread_id in threads[:-1]:

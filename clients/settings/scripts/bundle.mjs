@@ -23,30 +23,9 @@ const nodeOnly = {
   },
 };
 
-await build({
-  entryPoints: [here("../src/page/main.ts")],
-  outfile: `${out}app.js`,
-  bundle: true,
-  format: "esm",
-  platform: "browser",
-  target: "es2022",
-  minify: true,
-  sourcemap: false,
-  legalComments: "none",
-  plugins: [nodeOnly],
-  logLevel: "warning",
-});
+const browser = { bundle: true, platform: "browser", target: "es2022", minify: true, legalComments: "none", logLevel: "warning" };
+await build({ ...browser, entryPoints: [here("../src/page/main.ts")], outfile: `${out}app.js`, format: "esm", plugins: [nodeOnly] });
 // The MCP Apps sandbox's relay: a classic script the host's second origin serves (src/host/sandbox.ts).
-await build({
-  entryPoints: [here("../src/page/sandbox-proxy.ts")],
-  outfile: `${out}sandbox.js`,
-  bundle: true,
-  format: "iife",
-  platform: "browser",
-  target: "es2022",
-  minify: true,
-  legalComments: "none",
-  logLevel: "warning",
-});
+await build({ ...browser, entryPoints: [here("../src/page/sandbox-proxy.ts")], outfile: `${out}sandbox.js`, format: "iife" });
 copyFileSync(here("../src/page/index.html"), `${out}index.html`);
 copyFileSync(here("../src/page/style.css"), `${out}app.css`);
