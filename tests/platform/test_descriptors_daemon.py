@@ -65,7 +65,8 @@ def test_a_start_that_finds_no_descriptor_fails_typed_and_the_daemon_keeps_servi
                 break
         assert failures, "128 descriptors held 64 stdio servers"
         [failure] = failures
-        assert failure.reason == "startupFailed" and failure.data.get("detail") == "tooManyOpenFiles", (failure, failure.data)
+        assert failure.reason == "startupFailed", failure
+        assert failure.data.get("detail") == "tooManyOpenFiles", failure.data
         rows = daemon.request("mcpServerStatus/list", {"threadId": threads[-1]})["data"]
         assert rows[0]["lastError"]["reason"] == "startupFailed"
         for thread_id in threads[:-1]:
