@@ -81,7 +81,7 @@ class ToolSpecs:
                 "toolNotAllowed", f"{full_name(name, tool)} is not allowed in this thread", server=name, tool=tool
             )
         if origin not in spec.visibility:
-            who = " and ".join(spec.visibility) or "no one"
+            who = " and ".join(f"the {caller}" for caller in spec.visibility) or "no one"
             message = f"{full_name(name, tool)} may be called by {who}, not by the {origin}"
             raise AppError("toolNotAllowed", message, server=name, tool=tool, visibility=list(spec.visibility))
         return spec

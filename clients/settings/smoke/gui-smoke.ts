@@ -585,6 +585,22 @@ async function main(): Promise<number> {
 
     // MCP Apps (SPEC §13): views rendered in the Thread tab inside the sandbox on the host's second origin.
     const view = (): FrameLocator => page.frameLocator('[data-role="app-view"] iframe.app-view').frameLocator("iframe");
+    // A view is painted in its own (out-of-process) frame, which Chromium does not draw while it is off screen:
+    // bring it into view and wait (bounded) for it to draw two frames, so the screenshot shows the view itself.
+    const viewShot = async (name: string): Promise<void> => {
+      await page.locator('[data-role="app-view"] iframe.app-view').scrollIntoViewIfNeeded();
+      await view()
+        .locator("body")
+        .evaluate(
+          () =>
+            new Promise<void>((done) => {
+              const bound = setTimeout(done, 5000);
+              requestAnimationFrame(() => requestAnimationFrame(() => (clearTimeout(bound), done())));
+            }),
+        );
+      await shot(page, name);
+    };
+
     await report.check("apps", "our fixture's view rendered", async () => {
       await addServer({ name: "counter", command: python, args: [join(FIXTURES, "app_server.py")] });
       await addServer({ name: "vanilla", command: process.execPath, args: [VANILLA, "--stdio"] });
@@ -609,7 +625,7 @@ async function main(): Promise<number> {
       assert(origin === host?.sandboxOrigin && origin !== new URL(page.url()).origin, `sandbox origin ${origin}`);
       const height = await frame.evaluate((element) => (element as HTMLIFrameElement).style.height);
       assert(height !== "" && height !== "320px", `the frame did not follow the view's size (${height})`);
-      await shot(page, "app-view-counter");
+      await viewShot("app-view-counter");
       return `count 3 from the result, input ${input.slice(7)}; sandbox ${origin}; frame height ${height} from the view`;
     });
 
@@ -622,7 +638,7 @@ async function main(): Promise<number> {
       assert(refused.includes("not by the app"), `refusal: ${refused}`);
       await view().locator("#count").getByText("4", { exact: true }).waitFor();
       await page.locator('[data-role="app-view-activity"]').getByText("the view called increment").waitFor();
-      await shot(page, "app-view-app-only-call");
+      await viewShot("app-view-app-only-call");
       return `increment (app only) → 4; reset_counter (model only) → "${refused.slice(0, 80)}"`;
     });
 
@@ -633,7 +649,7 @@ async function main(): Promise<number> {
       await view().locator("#fetched").getByText("fetch: blocked by the CSP (connect-src)").waitFor();
       const declared = (await view().locator("#fetched-declared").textContent()) ?? "";
       assert(declared.includes("not by the CSP"), `declared: ${declared}`);
-      await shot(page, "app-view-csp-blocked");
+      await viewShot("app-view-csp-blocked");
       return `undeclared origin: connect-src refused it; declared origin: ${declared.slice(16)}`;
     });
 
@@ -655,7 +671,7 @@ async function main(): Promise<number> {
       const called = page.locator('[data-role="app-view-activity"] li').filter({ hasText: "the view called" });
       await called.first().waitFor();
       const time = (await view().locator("#server-time").textContent()) ?? "";
-      await shot(page, "app-view-basic-vanillajs");
+      await viewShot("app-view-basic-vanillajs");
       await resultText();
       const note = (await called.first().textContent()) ?? "";
       return `${opener}: the view rendered, showing "${time.trim().slice(0, 40)}"; ${note.slice(note.indexOf("the view"))}`;
