@@ -30,19 +30,21 @@ _FORM = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "applica
 class HeldCredential:
     """A credential the host keeps in a file (read for each use) or in one of the daemon's variables.
 
-    ``unavailable`` builds the typed error for a credential that cannot be read, from a plain description of why
-    (the value itself is never part of one).
+    ``setting`` is the config's name for it without its ending (``oauth.assertion``: ``assertionFile`` or
+    ``assertionEnvVar``); ``unavailable`` builds the typed error for a credential that cannot be read, from a plain
+    description of why (the value itself is never part of one).
     """
 
     def __init__(
         self,
         path: str | None,
         variable: str | None,
-        field: str,
+        setting: str,
         unavailable: Callable[[str], AppError],
         env: Mapping[str, str] | None = None,
     ) -> None:
-        self.path, self.variable, self.field = path, variable, field
+        self.path, self.variable = path, variable
+        self.field = f"{setting}File" if path is not None else f"{setting}EnvVar"
         self._unavailable = unavailable
         self._env = os.environ if env is None else env
         self._refused: set[str] = set()

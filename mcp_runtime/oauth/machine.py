@@ -280,7 +280,7 @@ class IdentityAssertionOAuth(_AssertionFlow):
         self._id_token = HeldCredential(
             idp.id_token_file,
             idp.id_token_env_var,
-            "oauth.idp.idTokenFile" if idp.id_token_file is not None else "oauth.idp.idTokenEnvVar",
+            "oauth.idp.idToken",
             lambda why: idp_refused(f"the user's ID token is not available: {why}; the user must sign in"),
             env,
         )
@@ -332,7 +332,7 @@ class WorkloadOAuth(_AssertionFlow):
         self._assertion = HeldCredential(
             settings.assertion_file,
             settings.assertion_env_var,
-            "oauth.assertionFile" if settings.assertion_file is not None else "oauth.assertionEnvVar",
+            "oauth.assertion",
             lambda why: AppError("oauthFailed", f"the workload's JWT is not available: {why}", step="assertion"),
             env,
         )

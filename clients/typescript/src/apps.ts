@@ -181,7 +181,8 @@ function mcpContent(content: ResourceContent): TextResourceContents | BlobResour
     ...(content._meta === undefined ? {} : { _meta: content._meta as { [key: string]: unknown } }),
   };
   if (content.text !== undefined) return { ...common, text: content.text };
-  return { ...common, blob: content.blob ?? "" };
+  if (content.blob !== undefined) return { ...common, blob: content.blob };
+  throw new AppViewUnavailable(`${content.uri} has neither text nor a blob`, "empty");
 }
 
 function mcpResult(result: ToolCallResult): AppToolResult {

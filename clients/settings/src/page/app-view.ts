@@ -8,6 +8,7 @@ import { AppView } from "mcp-app-server-client";
 import type { AppServerClient, ToolCallResult, ToolView } from "mcp-app-server-client";
 import { h, replace } from "./dom.js";
 import { explain, failureView } from "./failure.js";
+import { VIEW_SANDBOX, allowAttribute } from "./frame-policy.js";
 import { openExternal } from "./host.js";
 
 const HOST_INFO = { name: "mcp-app-server-settings", version: "0.1.0" };
@@ -99,11 +100,9 @@ export class AppViewFrame {
     const url = new URL("/sandbox.html", origin);
     url.searchParams.set("host", location.origin);
     url.searchParams.set("csp", JSON.stringify(view.ui.csp ?? {}));
-    this.frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
-    const features = Object.entries(view.ui.permissions ?? {})
-      .filter(([, granted]) => granted !== undefined)
-      .map(([feature]) => (feature === "clipboardWrite" ? "clipboard-write" : feature));
-    if (features.length > 0) this.frame.setAttribute("allow", features.join("; "));
+    this.frame.setAttribute("sandbox", VIEW_SANDBOX);
+    const allow = allowAttribute(view.ui.permissions as { [feature: string]: unknown } | undefined);
+    if (allow !== "") this.frame.setAttribute("allow", allow);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         window.removeEventListener("message", listener);

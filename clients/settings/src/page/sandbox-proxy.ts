@@ -2,6 +2,8 @@
 // HTML into an inner frame, which inherits this document's Content-Security-Policy, and passes JSON-RPC messages
 // between the settings page and the view, each way only from the one window expected. The page's origin comes from
 // the query and must be one the host named for this sandbox.
+import { VIEW_SANDBOX, allowAttribute } from "./frame-policy.js";
+
 const RESOURCE_READY = "ui/notifications/sandbox-resource-ready";
 const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
 
@@ -18,7 +20,7 @@ function start(): void {
   if (!allowed.has(page)) throw new Error(`the sandbox serves only its settings page, not ${page}`);
 
   const inner = document.createElement("iframe");
-  inner.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
+  inner.setAttribute("sandbox", VIEW_SANDBOX);
   inner.title = "MCP App view";
   document.body.append(inner);
   let written = false;
@@ -42,12 +44,8 @@ function start(): void {
 
 /** The view's document: written (not `srcdoc`) so it keeps this origin and this document's policy. */
 function write(inner: HTMLIFrameElement, params: ResourceReady): void {
-  const features = ["camera", "microphone", "geolocation", "clipboardWrite"].filter(
-    (feature) => params.permissions?.[feature] !== undefined && params.permissions[feature] !== false,
-  );
-  if (features.length > 0) {
-    inner.setAttribute("allow", features.map((feature) => (feature === "clipboardWrite" ? "clipboard-write" : feature)).join("; "));
-  }
+  const allow = allowAttribute(params.permissions);
+  if (allow !== "") inner.setAttribute("allow", allow);
   if (typeof params.html !== "string") return;
   const doc = inner.contentDocument;
   if (doc === null) {
