@@ -68,5 +68,7 @@ def build_transport(
     """The SDK transport for ``config``; env-referenced values are resolved here (``missingEnvVar`` early)."""
     policy().check_transport(config)
     if isinstance(config, StdioServerConfig):
-        return StdioTransport(config, env, tail)
+        from mcp_runtime.session.early import claim  # it builds on this module
+
+        return claim(config, env, tail) or StdioTransport(config, env, tail)
     return http_transport(config, resolve_headers(config, env), auth)
