@@ -193,7 +193,7 @@ class Daemon:
         what a session needs (the owners, the SDK) loaded off the loop, then every session at once, attaching to
         its child (a command is looked up on the login shell's ``PATH`` kept from the last launch); once they are
         done, this launch's read of the login shell, which no longer competes with them."""
-        from mcp_runtime import children_started, load_owners, refresh_login_path
+        from mcp_runtime import children_started, load_owners, load_thread_owner, refresh_login_path
 
         async with children_started(configs, self.env):
             try:
@@ -201,7 +201,9 @@ class Daemon:
                 await load_owners()
             finally:
                 self._autostart_loaded.set()
-            await self.manager.start_enabled(list(configs))
+            async with anyio.create_task_group() as starting:
+                starting.start_soon(load_thread_owner)  # off autostart's path, while its sessions start
+                await self.manager.start_enabled(list(configs))
         if any(config.type == "stdio" for config in configs.values()):
             await refresh_login_path()
 

@@ -26,6 +26,7 @@ from .owners.elicitation import CANCELLED as CANCELLED
 from .owners.elicitation import Resolution as Resolution
 from .owners.elicitation import resolve_answer as resolve_answer
 from .owners.loading import load_owners as load_owners
+from .owners.loading import load_thread_owner as load_thread_owner
 from .owners.management import McpClientManager as McpClientManager
 from .owners.thread import McpThreadRuntime as McpThreadRuntime
 from .platform.descriptors import raise_descriptor_limit as raise_descriptor_limit
