@@ -68,7 +68,5 @@ def build_transport(
     """The SDK transport for ``config``; env-referenced values are resolved here (``missingEnvVar`` early)."""
     policy().check_transport(config)
     if isinstance(config, StdioServerConfig):
-        from mcp_runtime.session.early import claim  # it builds on this module
-
-        return claim(config, env, tail) or StdioTransport(config, env, tail)
+        return StdioTransport(config, env, tail)
     return http_transport(config, resolve_headers(config, env), auth)
