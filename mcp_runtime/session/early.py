@@ -34,10 +34,10 @@ async def children_started(configs: Mapping[str, McpServerConfig], env: Mapping[
     the loop, the SDK's import far longer); on leaving, stop those no session claimed. A server that would wait
     for this launch's read of the login shell, or that fails to start, is left to its session, which waits for
     that read or reports the failure."""
-    for name, config in configs.items():
-        if isinstance(config, StdioServerConfig) and _plannable_now(config, env):
-            await _start(name, config, env)
     try:
+        for name, config in configs.items():
+            if isinstance(config, StdioServerConfig) and _plannable_now(config, env):
+                await _start(name, config, env)
         yield
     finally:
         await discard_unclaimed()
