@@ -26,6 +26,7 @@ from .owners.elicitation import CANCELLED as CANCELLED
 from .owners.elicitation import Resolution as Resolution
 from .owners.elicitation import resolve_answer as resolve_answer
 from .owners.loading import load_owners as load_owners
+from .owners.loading import load_thread_owner as load_thread_owner
 from .owners.management import McpClientManager as McpClientManager
 from .owners.thread import McpThreadRuntime as McpThreadRuntime
 from .platform.descriptors import raise_descriptor_limit as raise_descriptor_limit
@@ -33,6 +34,7 @@ from .platform.shell_path import keep_login_path as keep_login_path
 from .platform.watcher import kill_live_groups as kill_live_groups
 from .platform.watcher import use_child_watcher as use_child_watcher
 from .platform.watcher import watch_children as watch_children
+from .session.early import children_started as children_started
 from .session.extensions import declare_mcp_apps as declare_mcp_apps
 from .session.stdio import refresh_login_path as refresh_login_path
 from .storage import safe_fs as safe_fs
