@@ -12,7 +12,7 @@ import anyio
 from app_server.context import RequestContext
 from app_server.handlers.registry import method
 from app_server.wire.connection import EncodedResult, next_server_request_id
-from mcp_runtime import CANCELLED, Resolution, resolve_answer
+from mcp_runtime import CANCELLED, Resolution, admin_policy, resolve_answer
 from protocol.elicitation import ElicitationRequest
 from protocol.jsonrpc import AppError
 from protocol.thread import (
@@ -30,7 +30,21 @@ from protocol.tool import ToolCallParams, ToolProgress
 
 @method("thread/start", ThreadStartParams)
 def thread_start(ctx: RequestContext, params: ThreadStartParams) -> ThreadResult:
+    _admit(ctx, params)
     return ThreadResult(thread=ctx.daemon.threads.start(params, ctx.connection))
+
+
+def _admit(ctx: RequestContext, params: ThreadStartParams) -> None:
+    """``policyDenied`` when the administrator's policy refuses a server the thread would use."""
+    policy = admin_policy()
+    for name, config in (params.mcp_servers or {}).items():
+        policy.check(name, config)
+    if params.strict_mcp_config:
+        return
+    wanted = None if params.servers is None else set(params.servers)
+    for server in ctx.daemon.store.list():
+        if server.config.enabled and (wanted is None or server.name in wanted):
+            policy.check(server.name, server.config, server.source)
 
 
 @method("thread/list", ThreadListParams)
