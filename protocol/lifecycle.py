@@ -61,7 +61,7 @@ class InitializeResult(WireModel):
     data_dir: str = Field(description="The data directory the daemon uses (store, threads, credentials).")
     methods: list[str] = Field(description="Every method this connection may call after `initialize`.")
     notifications: list[str] = Field(description="Every notification the daemon may send.")
-    policy: PolicySummary = Field(description="What the administrator's policy restricts (SPEC §15).")
+    policy: PolicySummary = Field(description="What the administrator's policy restricts.")
 
 
 class CancelRequestParams(WireModel):

@@ -72,8 +72,9 @@ class Installs:
                 k: server[k] for k in ("name", "title", "description", "version", "repository", "icons") if k in server
             }
             data.append(row | {"status": status, "kinds": _kinds(server), "installedAs": installed.get(server["name"])})
-        metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
-        return {"data": data, "nextCursor": metadata.get("nextCursor") or None, "stale": answer.stale}
+        metadata = body.get("metadata")
+        following = metadata.get("nextCursor") if isinstance(metadata, dict) else None
+        return {"data": data, "nextCursor": following or None, "stale": answer.stale}
 
     async def entry(self, name: str, version: str | None) -> tuple[dict[str, Any], bool]:
         """An entry's ``server.json`` (``unknownRegistryEntry``; ``invalidParams`` with the schema's errors)."""

@@ -646,7 +646,7 @@ export interface InitializeResult {
   methods: string[];
   /** Every notification the daemon may send. */
   notifications: string[];
-  /** What the administrator's policy restricts (SPEC §15). */
+  /** What the administrator's policy restricts. */
   policy: PolicySummary;
 }
 
