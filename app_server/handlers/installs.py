@@ -8,6 +8,7 @@ from app_server.context import RequestContext
 from app_server.handlers.registry import method
 from app_server.handlers.servers import record
 from mcp_runtime import (
+    Origins,
     admin_policy,
     check_server,
     installed_entries,
@@ -76,4 +77,4 @@ async def install(ctx: RequestContext, params: InstallParams) -> ServerResult:
         server = store.create(params.name, config, source=planned.source)
     if planned.bundle is not None:
         remove_other_versions(ctx.daemon.data_dir, *planned.bundle)
-    return ServerResult(server=record(server, ctx.daemon.installs))
+    return ServerResult(server=record(server, Origins(installs.registry_url, ctx.daemon.data_dir)))

@@ -6,7 +6,7 @@ from app_server.context import RequestContext
 from app_server.handlers.paging import page
 from app_server.handlers.registry import method
 from mcp_runtime import (
-    Installs,
+    Origins,
     StoredServer,
     admin_policy,
     check_server,
@@ -31,11 +31,11 @@ from protocol.server import (
 )
 
 
-def record(server: StoredServer, installs: Installs | None = None) -> ServerRecord:
+def record(server: StoredServer, origins: Origins | None = None) -> ServerRecord:
     """The list view of a stored server: secrets replaced by ``***``; where it was installed from, and the
     administrator's rule that keeps it from starting, if any."""
     denied = admin_policy().denial(server.config, server.source)
-    origin = installs.installed_from(server.source) if installs is not None else None
+    origin = origins.of(server.source) if origins is not None else None
     return ServerRecord.model_validate(
         {
             **({"deniedBy": denied} if denied is not None else {}),
@@ -59,8 +59,8 @@ def list_servers(ctx: RequestContext, params: ServerListParams) -> ServerListRes
     else:
         servers = [store.require(name) for name in dict.fromkeys(params.names)]
     data, next_cursor = page(servers, params.cursor, params.limit)
-    installs = ctx.daemon.installs
-    return ServerListResult(data=[record(s, installs) for s in data], next_cursor=next_cursor)
+    origins = Origins(policy().registry_url or "", ctx.daemon.data_dir)
+    return ServerListResult(data=[record(s, origins) for s in data], next_cursor=next_cursor)
 
 
 @method("mcpServer/create", ServerCreateParams)

@@ -102,6 +102,21 @@ def registry_url(text: str) -> str:
     return text.rstrip("/")
 
 
+def policy_path(value: str | None) -> str | None:
+    """``--policy FILE``, else the platform's managed policy file when one exists there, else None."""
+    if value is not None:
+        return value
+    import sys
+
+    if sys.platform == "darwin":
+        default = "/Library/Application Support/mcp-app-server/policy.json"
+    elif sys.platform == "win32":
+        default = os.path.join(os.environ.get("ProgramData", r"C:\ProgramData"), "mcp-app-server", "policy.json")
+    else:
+        default = "/etc/mcp-app-server/policy.json"
+    return default if os.path.lexists(default) else None
+
+
 def parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=NAME, description="Serve on stdio (the default), or write the protocol's schema or types.")
     parser.add_argument("--data-dir", help="where mcps.json, threads and credentials live")

@@ -68,15 +68,17 @@ def launch() -> int:
     except options.DataDirUnusable as unusable:
         print(f"{NAME}: {unusable}", file=sys.stderr)
         return 2
-    from mcp_runtime import PolicyUnreadable, load_admin_policy, set_admin_policy
+    policy_path = options.policy_path(args.policy)
+    if policy_path is not None:  # a managed deployment: its policy is read before initialize is answered
+        from mcp_runtime import PolicyUnreadable, load_admin_policy, set_admin_policy
 
-    try:
-        admin = load_admin_policy(args.policy)
-    except PolicyUnreadable as unreadable:
-        print(f"{NAME}: {unreadable}", file=sys.stderr)
-        return 2
-    set_admin_policy(admin)
-    handshake.describe_policy(admin.summary())
+        try:
+            admin = load_admin_policy(policy_path)
+        except PolicyUnreadable as unreadable:
+            print(f"{NAME}: {unreadable}", file=sys.stderr)
+            return 2
+        set_admin_policy(admin)
+        handshake.describe_policy(admin.summary())
     signals = StopSignals()
     early = EarlyStdio.begin(args, data_dir, signals)
     return serve(args, Path(data_dir), signals, early)

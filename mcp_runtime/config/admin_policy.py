@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
@@ -25,15 +24,6 @@ _MAX_BYTES = 1 << 20
 
 class PolicyUnreadable(Exception):
     """The policy file cannot be read or does not parse; the message names the file and the cause (exit 2)."""
-
-
-def default_path() -> str:
-    """The platform's managed location of the policy file."""
-    if sys.platform == "darwin":
-        return "/Library/Application Support/mcp-app-server/policy.json"
-    if sys.platform == "win32":
-        return os.path.join(os.environ.get("ProgramData", r"C:\ProgramData"), "mcp-app-server", "policy.json")
-    return "/etc/mcp-app-server/policy.json"
 
 
 @dataclass(frozen=True)
@@ -164,13 +154,8 @@ def parse(document: Any, source: str) -> AdminPolicy:
     )
 
 
-def load_admin_policy(path: str | None) -> AdminPolicy:
-    """``--policy FILE``, else the platform's managed file when it exists, else the empty policy
-    (``PolicyUnreadable`` for a file that cannot be read or does not parse)."""
-    if path is None:
-        path = default_path()
-        if not os.path.lexists(path):
-            return AdminPolicy()
+def load_admin_policy(path: str) -> AdminPolicy:
+    """The policy in ``path`` (``PolicyUnreadable`` for a file that cannot be read or does not parse)."""
     try:
         with open(path, "rb") as file:
             data = file.read(_MAX_BYTES + 1)

@@ -16,6 +16,7 @@ from urllib.parse import quote, urlencode
 
 import anyio
 
+from mcp_runtime.installs.origin import LATEST_FILE, latest_versions
 from mcp_runtime.storage import safe_fs
 from mcp_runtime.storage.clock import utc_now
 from protocol.jsonrpc import AppError
@@ -23,7 +24,6 @@ from protocol.jsonrpc import AppError
 TIMEOUT_S = 10.0
 MAX_BODY = 4 << 20
 CACHE_DIR = "registry-cache"
-LATEST_FILE = f"{CACHE_DIR}/latest.json"
 OFFICIAL = "io.modelcontextprotocol.registry/official"
 
 
@@ -67,12 +67,8 @@ class RegistryClient:
                 self._note_latest([server])
         return answer
 
-    def latest_versions(self) -> dict[str, str]:
-        """The latest version of each entry the registry named in its last answers (no request)."""
-        return _read_json(self._data_dir, LATEST_FILE) or {}
-
     def _note_latest(self, servers: Any) -> None:
-        known = self.latest_versions()
+        known = latest_versions(self._data_dir)
         changed = False
         for server in servers:
             name, version = server.get("name"), server.get("version")

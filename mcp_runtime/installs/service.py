@@ -12,6 +12,7 @@ import anyio
 
 from mcp_runtime.config.admin_policy import admin_policy
 from mcp_runtime.installs import bundles, entries
+from mcp_runtime.installs.origin import registry_source
 from mcp_runtime.installs.registry import NotFound, RegistryClient, official_meta
 from mcp_runtime.installs.schema import server_json_errors
 from mcp_runtime.storage import safe_fs
@@ -36,13 +37,6 @@ def _kinds(server: dict[str, Any]) -> list[str]:
     kinds = [p.get("registryType") for p in server.get("packages") or []]
     kinds += ["remote"] * bool(server.get("remotes"))
     return [k for k in dict.fromkeys(kinds) if k in ("npm", "pypi", "oci", "nuget", "mcpb", "remote")]
-
-
-def registry_name(source: str) -> tuple[str, str] | None:
-    """``(name, version)`` of a ``registry:<name>@<version>`` source."""
-    kind, _, rest = source.partition(":")
-    name, _, version = rest.rpartition("@")
-    return (name, version) if kind == "registry" and name else None
 
 
 class Installs:
@@ -145,23 +139,6 @@ class Installs:
                 kept.setdefault(key, stored[name])
         return kept
 
-    def installed_from(self, source: str) -> dict[str, Any] | None:
-        """``InstalledFrom`` of a stored row, from its source and the registry's last answers (no request)."""
-        found = registry_name(source)
-        if found is not None:
-            latest = self.registry.latest_versions().get(found[0])
-            return {
-                "registry": self.registry_url,
-                "name": found[0],
-                "version": found[1],
-                "updateAvailable": latest is not None and latest != found[1],
-            }
-        kind, _, rest = source.partition(":")
-        if kind == "bundle":
-            name, _, version = rest.rpartition("@")
-            return {"bundle": True, "name": name, "version": version, "updateAvailable": False}
-        return None
-
 
 def _sensitive(manifest: dict[str, Any], key: str) -> bool:
     return bool(((manifest.get("user_config") or {}).get(key) or {}).get("sensitive"))
@@ -175,4 +152,4 @@ def _json(value: Any) -> bytes:
 
 def installed_entries(sources: Iterable[tuple[str, str]]) -> dict[str, str]:
     """Entry name → the alias installed from it, from ``(alias, source)`` pairs."""
-    return {found[0]: alias for alias, source in sources if (found := registry_name(source)) is not None}
+    return {found[0]: alias for alias, source in sources if (found := registry_source(source)) is not None}
