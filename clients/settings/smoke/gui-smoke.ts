@@ -687,6 +687,7 @@ async function main(): Promise<number> {
       const detail = page.locator('[data-role="registry-detail"]');
       await detail.locator('[data-input="EVERYTHING_TOKEN"]').fill(`registry-${secret}`);
       assert((await detail.locator('[data-input="EVERYTHING_TOKEN"]').getAttribute("type")) === "password", "secret shown");
+      await detail.locator('[data-role="install-name"]').fill("from-registry"); // "everything" is taken above
       await shot(page, "browse-entry");
       await detail.locator('[data-role="install"]').click();
       await detail.locator('[data-role="install-status"][data-status="connected"]').waitFor({ timeout: 60_000 });
