@@ -18,9 +18,9 @@ from .config.policy import set_policy as set_policy
 from .config.rules import check_server as check_server
 from .config.rules import parse_server_config as parse_server_config
 from .events import EventSink as EventSink
-from .installs.bundles import remove_bundle as remove_bundle
 from .installs.bundles import remove_other_versions as remove_other_versions
 from .installs.origin import Origins as Origins
+from .installs.origin import remove_bundle as remove_bundle
 from .installs.service import Installs as Installs
 from .installs.service import installed_entries as installed_entries
 from .limits import MAX_CONFIG_BYTES as MAX_CONFIG_BYTES

@@ -31,7 +31,7 @@ _RATIO_FLOOR = 1 << 20
 """Below this many unpacked bytes the ratio is not judged (a few small text files compress well)."""
 BUNDLES = "bundles"
 _SIG_HEADER, _SIG_FOOTER = b"MCPB_SIG_V1", b"MCPB_SIG_END"
-_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _RUNTIMES = {"node": "node", "python": "python3", "uv": "uv"}
 
 
@@ -137,7 +137,12 @@ def open_bundle(path: str) -> Bundle:
         raise AppError("invalidBundle", f"manifest.json does not parse: {exc}", path=path) from None
     errors = manifest_errors(manifest)
     if not errors and not (_NAME.fullmatch(str(manifest["name"])) and _NAME.fullmatch(str(manifest["version"]))):
-        errors = [{"path": "name", "message": "name and version must be 1-128 of [A-Za-z0-9._-]"}]
+        errors = [
+            {
+                "path": "name",
+                "message": "name and version must be 1-128 of [A-Za-z0-9._-], starting with a letter or digit",
+            }
+        ]
     if errors:
         raise AppError("invalidBundle", "the bundle's manifest does not match its schema", path=path, errors=errors)
     return Bundle(path, manifest, archive, signature)
@@ -292,14 +297,6 @@ def unpack(bundle: Bundle, data_dir: Path) -> Path:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-
-
-def remove_bundle(data_dir: Path, source: str) -> None:
-    """Remove the files of a bundle install (``source`` ``bundle:<name>@<version>``); other sources: nothing."""
-    kind, _, rest = source.partition(":")
-    name = rest.rpartition("@")[0]
-    if kind == "bundle" and _NAME.fullmatch(name):
-        shutil.rmtree(data_dir / BUNDLES / name, ignore_errors=True)
 
 
 def remove_other_versions(data_dir: Path, name: str, keep: str) -> None:

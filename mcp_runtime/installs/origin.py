@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -56,3 +58,14 @@ class Origins:
             name, _, version = rest.rpartition("@")
             return {"bundle": True, "name": name, "version": version, "updateAvailable": False}
         return None
+
+
+_BUNDLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def remove_bundle(data_dir: Path, source: str) -> None:
+    """Remove the files of a bundle install (``source`` ``bundle:<name>@<version>``); other sources: nothing."""
+    kind, _, rest = source.partition(":")
+    name = rest.rpartition("@")[0]
+    if kind == "bundle" and _BUNDLE_NAME.fullmatch(name):
+        shutil.rmtree(data_dir / "bundles" / name, ignore_errors=True)

@@ -42,7 +42,13 @@ def manifest(version: str = "1.0.0", **extra: Any) -> dict[str, Any]:
         "tools": [{"name": "echo", "description": "Echoes"}],
         "user_config": {
             "label": {"type": "string", "title": "Label", "description": "The server's name", "default": "bundled"},
-            "token": {"type": "string", "title": "Token", "description": "A secret", "sensitive": True, "required": True},
+            "token": {
+                "type": "string",
+                "title": "Token",
+                "description": "A secret",
+                "sensitive": True,
+                "required": True,
+            },
         },
     } | extra
 
@@ -141,5 +147,8 @@ def test_hand_made_archives_meet_the_guards(tmp_path: Path, data_dir: Path) -> N
             archive.writestr("manifest.json", json.dumps({"manifest_version": "0.3", "name": "x", "version": "1"}))
         bad = _refused(d, tmp_path / "bad.mcpb")
         assert bad.reason == "invalidBundle" and any(e["message"] for e in bad.data["errors"])
+        with zipfile.ZipFile(tmp_path / "dots-name.mcpb", "w") as archive:
+            archive.writestr("manifest.json", json.dumps(manifest() | {"name": ".."}))
+        assert _refused(d, tmp_path / "dots-name.mcpb").reason == "invalidBundle"  # never bundles/../<version>
         assert not (data_dir / "bundles" / "fixture-bundle" / "1.0.0").exists()
         assert not (tmp_path / "escape.txt").exists()

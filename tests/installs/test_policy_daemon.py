@@ -112,5 +112,3 @@ def test_import_skips_a_denied_server(tmp_path: Path, data_dir: Path) -> None:
         result = d.request("mcpServer/importFromApp", {"app": "claude", "path": str(claude)})
         assert result["imported"] == ["fine"]
         assert {"name": "local", "reason": "policyDenied"} in result["skipped"]
-
-
