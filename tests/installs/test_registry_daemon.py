@@ -72,6 +72,10 @@ def test_an_npm_entry_installs_and_runs(data_dir: Path, registry_url: str) -> No
         assert started["status"]["runtimeStatus"] == "connected", started
         tools = d.request("mcpTool/list", {"server": "every"})["data"]
         assert "echo" in {t["tool"] for t in tools}
+        thread = d.request("thread/start", {"servers": ["every"]})["thread"]["id"]
+        call = {"threadId": thread, "server": "every", "tool": "echo", "arguments": {"message": "from the registry"}}
+        result = d.request("mcpServer/tool/call", call, timeout=60)
+        assert "from the registry" in json.dumps(result)
         found = d.request("mcpServer/registry/search", {"query": "everything"})["data"]
         assert found[0]["installedAs"] == "every"
         assert "tok-secret-123" not in d.stderr()
