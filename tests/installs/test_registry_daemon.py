@@ -143,3 +143,23 @@ def test_offline_the_cache_answers_stale_and_nothing_cached_is_registry_unavaila
         assert unavailable.value.data["url"] == url
         cache = data_dir / "registry-cache"
         assert all((p.stat().st_mode & 0o777) == 0o600 for p in cache.iterdir())
+
+
+def test_a_redirect_is_never_followed(data_dir: Path, registry_url: str) -> None:
+    with running_daemon(data_dir, args=("--registry-url", registry_url)) as d:
+        d.initialize()
+        with pytest.raises(DaemonError) as refused:
+            d.request("mcpServer/registry/get", {"name": "io.github.example/redirect"})
+        assert refused.value.reason == "registryUnavailable" and "302" in refused.value.data["detail"]
+
+
+@pytest.mark.parametrize("url", ["http://registry.example.com", "ftp://127.0.0.1", "https://user@registry.example.com"])
+def test_a_registry_url_that_is_not_https_or_loopback_is_a_usage_error(data_dir: Path, url: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "app_server", "--data-dir", str(data_dir), "--registry-url", url],
+        input=b"", capture_output=True, timeout=30, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 2 and b"--registry-url" in done.stderr
