@@ -61,13 +61,15 @@ def test_create_update_start_and_thread_start_refuse_a_denied_command(tmp_path: 
         d.request("mcpServer/create", {"name": "ok", "config": other | {"enabled": False}})
         denied(lambda: d.request("mcpServer/update", {"name": "ok", "config": fixture}))
         denied(lambda: d.request("thread/start", {"mcpServers": {"fx": fixture}}))
-    (data_dir / "mcps.json").write_text(json.dumps({"version": 1, "mcpServers": {"fx": fixture}}))  # stored before
+    stored = {"fx": fixture, "ok": other | {"enabled": True}}
+    (data_dir / "mcps.json").write_text(json.dumps({"version": 1, "mcpServers": stored}))  # stored before
     with running_daemon(data_dir, args=("--policy", str(path))) as d:
         d.initialize()
-        (row,) = d.request("mcpServer/list", {})["data"]
-        assert row["deniedBy"]["key"] == "deniedServers"
+        rows = {row["name"]: row for row in d.request("mcpServer/list", {})["data"]}
+        assert rows["fx"]["deniedBy"]["key"] == "deniedServers" and "deniedBy" not in rows["ok"]
         denied(lambda: d.request("mcpServer/start", {"name": "fx"}))
-        denied(lambda: d.request("thread/start", {}))
+        denied(lambda: d.request("thread/start", {"servers": ["fx"]}))
+        assert d.request("thread/start", {})["thread"]["servers"] == ["ok"]  # the denied one is left out
         statuses = d.request("mcpServerStatus/list", {})["data"]
         assert all(s.get("runtimeStatus") != "connected" for s in statuses)  # autostart left it alone
 
