@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import anyio
+
 from app_server.context import RequestContext
 from app_server.handlers.paging import page
 from app_server.handlers.registry import method
@@ -48,11 +50,13 @@ def list_servers(ctx: RequestContext, params: ServerListParams) -> ServerListRes
 
 
 @method("mcpServer/create", ServerCreateParams)
-def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
+async def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
     check_server(params.name, params.config)
     policy().check_transport(params.config, params.name)
     config = restore_redacted(params.config, None)
-    return ServerResult(server=record(ctx.daemon.store.create(params.name, config)))
+    # off the loop: the config's secrets are written to the secret store (a keychain may answer slowly) first
+    server = await anyio.to_thread.run_sync(ctx.daemon.store.create, params.name, config)
+    return ServerResult(server=record(server))
 
 
 @method("mcpServer/update", ServerUpdateParams)
@@ -70,7 +74,7 @@ async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResul
             policy().check_transport(config, params.name)
         return config
 
-    server = ctx.daemon.store.edit(params.name, change, params.expected_revision)
+    server = await anyio.to_thread.run_sync(ctx.daemon.store.edit, params.name, change, params.expected_revision)
     await ctx.daemon.config_changed(params.name)
     return ServerResult(server=record(server))
 
@@ -79,13 +83,13 @@ async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResul
 async def delete(ctx: RequestContext, params: ServerNameParams) -> Empty:
     ctx.daemon.store.require(params.name)
     await ctx.daemon.forget_server(params.name)
-    ctx.daemon.store.delete(params.name)
+    await anyio.to_thread.run_sync(ctx.daemon.store.delete, params.name)  # and the server's items
     return Empty()
 
 
 @method("mcpServer/enabled/set", ServerEnabledSetParams)
 async def set_enabled(ctx: RequestContext, params: ServerEnabledSetParams) -> ServerResult:
-    server = ctx.daemon.store.set_enabled(params.name, params.enabled, params.app)
+    server = await anyio.to_thread.run_sync(ctx.daemon.store.set_enabled, params.name, params.enabled, params.app)
     if params.app is None:
         await ctx.daemon.config_changed(params.name)
     return ServerResult(server=record(server))

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import TypeAdapter, ValidationError
 
+from mcp_runtime.secrets.store import secret_store
 from protocol.config import HttpServerConfig, McpServerConfig, OAuthSettings, StdioServerConfig
 from protocol.jsonrpc import AppError, validation_errors
 from protocol.secrets import is_secret_name
@@ -107,7 +108,7 @@ def _check_http(config: HttpServerConfig) -> None:
         _check_header_name(name)
         if any(ch in value for ch in "\r\n\0"):
             raise AppError("invalidHeader", "header value contains CR, LF or NUL", header=name)
-        if is_sensitive_header(name):
+        if is_sensitive_header(name) and not _keychain():
             raise AppError(
                 "inlineSecret",
                 f"header {name} looks secret: use envHeaders or bearerTokenEnvVar instead of a literal",
@@ -132,15 +133,21 @@ def _check_http(config: HttpServerConfig) -> None:
         _check_oauth(config.oauth)
 
 
+def _keychain() -> bool:
+    """Literal secrets are accepted only where the OS keychain keeps them (SPEC §14), never in a plain file."""
+    return secret_store().kind == "keychain"
+
+
 MACHINE_GRANTS = frozenset({"clientCredentials", "identityAssertion", "jwtBearer"})
 """Grants without a user's browser login: a token is fetched when connecting, from ``expectedIssuer`` only."""
 
 
 def _check_oauth(oauth: OAuthSettings) -> None:
-    """Secrets only by environment reference (or a file the host keeps); each grant names what it needs."""
-    if oauth.client_secret is not None:
+    """Secrets by environment reference (or a file the host keeps), or as values kept in the OS keychain; each grant
+    names what it needs."""
+    if oauth.client_secret is not None and not _keychain():
         raise AppError("inlineSecret", "oauth.clientSecret must not be inline: use oauth.clientSecretEnvVar")
-    if oauth.private_key is not None:
+    if oauth.private_key is not None and not _keychain():
         raise AppError("inlineSecret", "oauth.privateKey must not be inline: use oauth.privateKeyEnvVar")
     if oauth.idp is not None and oauth.idp.client_secret is not None:
         raise AppError("inlineSecret", "oauth.idp.clientSecret must not be inline: use oauth.idp.clientSecretEnvVar")

@@ -274,6 +274,8 @@ export type ErrorData =
   | HeaderErrorData
   | InlineSecretErrorData
   | MissingEnvVarErrorData
+  | SecretStoreLockedErrorData
+  | MissingSecretErrorData
   | UnsafeEnvErrorData
   | InsecureUrlErrorData
   | OriginNotAllowedErrorData
@@ -330,6 +332,7 @@ export type ErrorReason =
   | "messageTooLarge"
   | "methodNotFound"
   | "missingEnvVar"
+  | "missingSecret"
   | "noThreadOwner"
   | "notARegularFile"
   | "notInitialized"
@@ -347,6 +350,7 @@ export type ErrorReason =
   | "responseTooLarge"
   | "retired"
   | "revisionMismatch"
+  | "secretStoreLocked"
   | "serverBusy"
   | "serverExists"
   | "startupFailed"
@@ -543,6 +547,8 @@ export interface InitializeResult {
   methods: string[];
   /** Every notification the daemon may send. */
   notifications: string[];
+  /** Where this daemon keeps the secrets of its servers. */
+  secretStore: SecretStoreInfo;
 }
 
 /** A secret written into the config instead of an environment reference. */
@@ -755,6 +761,19 @@ export interface MissingEnvVarErrorData {
   server?: string;
   /** The variable. */
   variable: string;
+}
+
+/**
+ * A secret the config keeps in the keychain is no longer there (removed behind the daemon's back): send the
+ * value again with `mcpServer/update`.
+ */
+export interface MissingSecretErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "missingSecret";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The config field whose value is missing, such as `env.API_KEY`. */
+  field: string;
 }
 
 /** A number field; `integer` accepts whole numbers only. */
@@ -1285,6 +1304,27 @@ export interface RevisionMismatchErrorData {
   name?: string;
   /** Its stored revision. */
   revision?: number;
+}
+
+/** The store that holds every secret the daemon keeps (`--secret-store`). */
+export interface SecretStoreInfo {
+  /** `keychain`: the OS keychain; `file`: 0600 files in the data dir (literal header and OAuth secrets are then refused `inlineSecret`). */
+  kind: "keychain" | "file";
+  /** What holds them, for people: `macOS Keychain`, `Windows Credential Locker`, `Secret Service`, `KWallet`, or `files in the data dir`. */
+  backend: string;
+}
+
+/**
+ * The OS keychain is locked (or does not answer): nothing was read, deleted or rewritten; a later start
+ * retries.
+ */
+export interface SecretStoreLockedErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "secretStoreLocked";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The keychain that refused, as `initialize.secretStore.backend` names it. */
+  backend: string;
 }
 
 /** What a connected MCP server says it supports; an absent feature is not supported. */
@@ -2362,6 +2402,7 @@ export const ERROR_CODES = {
   messageTooLarge: -32600,
   methodNotFound: -32601,
   missingEnvVar: -32012,
+  missingSecret: -32012,
   noThreadOwner: -32012,
   notARegularFile: -32602,
   notInitialized: -32002,
@@ -2379,6 +2420,7 @@ export const ERROR_CODES = {
   responseTooLarge: -32013,
   retired: -32601,
   revisionMismatch: -32011,
+  secretStoreLocked: -32012,
   serverBusy: -32011,
   serverExists: -32011,
   startupFailed: -32014,
@@ -2429,6 +2471,7 @@ export type ErrorDataByReason = {
   "messageTooLarge": PlainErrorData & { reason: "messageTooLarge" };
   "methodNotFound": PlainErrorData & { reason: "methodNotFound" };
   "missingEnvVar": MissingEnvVarErrorData;
+  "missingSecret": MissingSecretErrorData;
   "noThreadOwner": PlainErrorData & { reason: "noThreadOwner" };
   "notARegularFile": PathErrorData & { reason: "notARegularFile" };
   "notInitialized": PlainErrorData & { reason: "notInitialized" };
@@ -2446,6 +2489,7 @@ export type ErrorDataByReason = {
   "responseTooLarge": SizeLimitErrorData & { reason: "responseTooLarge" };
   "retired": RetiredErrorData;
   "revisionMismatch": RevisionMismatchErrorData;
+  "secretStoreLocked": SecretStoreLockedErrorData;
   "serverBusy": PlainErrorData & { reason: "serverBusy" };
   "serverExists": ServerExistsErrorData;
   "startupFailed": StartupFailedErrorData;
