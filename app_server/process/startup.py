@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from app_server.context import Daemon
     from app_server.wire.trace import Trace
-    from mcp_runtime.secrets.choice import Decision
+    from mcp_runtime import SecretStoreDecision
 
 CHUNK = 1 << 16
 LONGEST_EARLY_LINE = 1 << 16
@@ -130,16 +130,16 @@ class SecretStoreChoice:
     answer names the store, and waits for the decision only if it is not made yet."""
 
     def __init__(self, mode: str, data_dir: str) -> None:
-        self._decision: Decision | None = None
+        self._decision: SecretStoreDecision | None = None
         self._thread = threading.Thread(target=self._decide, args=(mode, data_dir), name="secret-store", daemon=True)
         self._thread.start()
 
     def _decide(self, mode: str, data_dir: str) -> None:
-        from mcp_runtime.secrets.choice import decided
+        from mcp_runtime import decide_secret_store
 
-        self._decision = decided(mode, data_dir)
+        self._decision = decide_secret_store(mode, data_dir)
 
-    def wait(self) -> Decision:
+    def wait(self) -> SecretStoreDecision:
         self._thread.join()
         assert self._decision is not None
         return self._decision

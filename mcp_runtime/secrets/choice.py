@@ -2,8 +2,8 @@
 
 The ``initialize`` answer names the store, so the decision must not cost an import of ``keyring``: on Linux it asks
 the session bus (jeepney, already a dependency of keyring's Secret Service backend) whether a Secret Service (GNOME
-Keyring, KWallet 5.97 and later, KeePassXC) is there to answer; on macOS and Windows the OS keychain is part of the system. Standard library only
-otherwise: the early ``initialize`` reader waits on it.
+Keyring, KWallet 5.97 and later, KeePassXC) is there to answer; on macOS and Windows the OS keychain is part of the
+system. Standard library only otherwise: the early ``initialize`` reader waits on it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ _BUS_TIMEOUT_S = 2.0
 _MARKER_LIMIT = 4096
 
 
-class Decision(NamedTuple):
+class SecretStoreDecision(NamedTuple):
     """The store of this run; ``refusal`` is the one line start-up prints before exiting 2."""
 
     kind: str
@@ -98,7 +98,7 @@ def _bus_names() -> set[str]:
         connection.close()
 
 
-def decide(mode: str, data_dir: str) -> Decision:
+def decide(mode: str, data_dir: str) -> SecretStoreDecision:
     """``auto``: the keychain when one answers (or when this data dir's secrets are already there, so a keychain
     that is down fails typed instead of looking empty), else the files; ``keychain``: one must answer;
     ``file``: refused for a data dir whose secrets are in the keychain."""
@@ -109,24 +109,24 @@ def decide(mode: str, data_dir: str) -> Decision:
                 f"--secret-store file: the secrets of {data_dir} are kept in the OS keychain ({marker['backend']}); "
                 "start with --secret-store keychain or auto"
             )
-            return Decision("file", FILE_BACKEND, refusal)
-        return Decision("file", FILE_BACKEND)
+            return SecretStoreDecision("file", FILE_BACKEND, refusal)
+        return SecretStoreDecision("file", FILE_BACKEND)
     backend, tried = probe()
     if backend is not None:
-        return Decision("keychain", backend)
+        return SecretStoreDecision("keychain", backend)
     if mode == "keychain":
-        return Decision(
+        return SecretStoreDecision(
             "keychain", "none", f"--secret-store keychain: no OS keychain answers (tried {'; '.join(tried)})"
         )
     if marker is not None:
-        return Decision("keychain", marker["backend"])
-    return Decision("file", FILE_BACKEND)
+        return SecretStoreDecision("keychain", marker["backend"])
+    return SecretStoreDecision("file", FILE_BACKEND)
 
 
-def decided(mode: str, data_dir: str) -> Decision:
+def decide_secret_store(mode: str, data_dir: str) -> SecretStoreDecision:
     """:func:`decide`, never raising: a probe that failed is the file store (``auto``) or a refusal."""
     try:
         return decide(mode, data_dir)
     except Exception as exc:
         refusal = f"--secret-store {mode}: the OS keychain could not be probed ({type(exc).__name__})"
-        return Decision("file", FILE_BACKEND, refusal if mode != "auto" else None)
+        return SecretStoreDecision("file", FILE_BACKEND, refusal if mode != "auto" else None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_runtime.secrets.store import SecretStore, is_reference
+from mcp_runtime.secrets.base import SecretStore, is_reference
 from protocol.config import HttpServerConfig, McpServerConfig, StdioServerConfig
 
 OAUTH_FIELDS = (("clientSecret", "client_secret"), ("privateKey", "private_key"))

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from mcp_runtime.secrets.base import REFERENCE_PREFIX, is_reference
 from mcp_runtime.secrets.choice import MACOS, MARKER_FILE, SECRET_SERVICE, WINDOWS, read_marker
-from mcp_runtime.secrets.store import REFERENCE_PREFIX, is_reference
 from protocol.jsonrpc import AppError
 
 if TYPE_CHECKING:
