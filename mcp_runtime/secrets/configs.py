@@ -91,20 +91,24 @@ def left_behind(before: McpServerConfig | None, after: McpServerConfig | None) -
     return {field: value for field, value in secret_fields(before).items() if value not in now}
 
 
-def reveal(store: SecretStore, name: str, config: McpServerConfig) -> McpServerConfig:
-    """The config with its secrets' values, for a start (``secretStoreLocked``, ``missingSecret``); blocks."""
-    recorded = secret_fields(config)
-    values = {field: store.reveal(name, field, value) for field, value in recorded.items() if is_reference(value)}
-    return with_values(config, values)
+def reveal(store: SecretStore, name: str, config: McpServerConfig, prefix: str = "") -> McpServerConfig:
+    """The config with the values of its secrets (those whose path starts with ``prefix``), for a start
+    (``secretStoreLocked``, ``missingSecret``); blocks."""
+    recorded = _references(config, prefix)
+    return with_values(config, {field: store.reveal(name, field, value) for field, value in recorded.items()})
 
 
-async def revealed(name: str, config: McpServerConfig) -> McpServerConfig:
+def _references(config: McpServerConfig, prefix: str) -> dict[str, str]:
+    return {f: v for f, v in secret_fields(config).items() if f.startswith(prefix) and is_reference(v)}
+
+
+async def revealed(name: str, config: McpServerConfig, prefix: str = "") -> McpServerConfig:
     """:func:`reveal` with the store of this run, in a worker thread (a config holding no reference costs
     nothing)."""
-    if not any(is_reference(value) for value in secret_fields(config).values()):
+    if not _references(config, prefix):
         return config
     import anyio
 
     from mcp_runtime.secrets.store import secret_store
 
-    return await anyio.to_thread.run_sync(reveal, secret_store(), name, config)
+    return await anyio.to_thread.run_sync(reveal, secret_store(), name, config, prefix)

@@ -25,21 +25,21 @@ T = TypeVar("T")
 NAME = "mcp-app-server"
 
 
+_BACKENDS = {
+    MACOS: "keyring.backends.macOS.Keyring",
+    WINDOWS: "keyring.backends.Windows.WinVaultKeyring",
+    SECRET_SERVICE: "keyring.backends.SecretService.Keyring",
+}
+"""keyring's backend for each keychain start-up finds (not keyring's own search: it loads every plugin)."""
+
+
 def _backend_for(name: str) -> KeyringBackend:
-    """keyring's backend for the keychain start-up found (not keyring's own search: it loads every plugin)."""
-    if name == MACOS:
-        from keyring.backends import macOS
+    """The backend, checked viable (keyring raises when it is not: a keychain that does not answer)."""
+    if name not in _BACKENDS:
+        raise AppError("secretStoreLocked", f"no OS keychain answers ({name})", backend=name)
+    from keyring.core import load_keyring
 
-        return macOS.Keyring()
-    if name == WINDOWS:
-        from keyring.backends import Windows
-
-        return Windows.WinVaultKeyring()
-    if name == SECRET_SERVICE:
-        from keyring.backends import SecretService
-
-        return SecretService.Keyring()
-    raise AppError("secretStoreLocked", f"no OS keychain answers ({name})", backend=name)
+    return load_keyring(_BACKENDS[name])
 
 
 class KeychainSecretStore:
