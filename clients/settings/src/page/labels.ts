@@ -77,6 +77,8 @@ export const REASON_LABEL = {
   messageTooLarge: "a message too large",
   methodNotFound: "a method the daemon does not have",
   missingEnvVar: "an environment variable is not set",
+  secretStoreLocked: "the OS keychain is locked",
+  missingSecret: "a stored secret is no longer in the OS keychain",
   noThreadOwner: "no thread owns this",
   notARegularFile: "not a regular file",
   notInitialized: "the connection is not initialized",
