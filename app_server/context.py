@@ -175,7 +175,10 @@ class Daemon:
         if self._initialized:
             return
         self._initialized = True
-        self.spawner.spawn(self._move_secrets_in, name="secrets-move-in")
+        from mcp_runtime import secret_store_info
+
+        if secret_store_info()["kind"] == "keychain":
+            self.spawner.spawn(self._move_secrets_in, name="secrets-move-in")
         try:
             enabled = [server for server in self.store.list() if server.config.enabled]
         except AppError:  # a store that cannot be read starts nothing; every store request reports why

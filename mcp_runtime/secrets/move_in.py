@@ -11,12 +11,13 @@ from pathlib import Path
 
 import structlog
 
-from mcp_runtime.oauth.credentials import SECRET_FIELDS, CredentialStore
 from mcp_runtime.secrets.base import is_reference
 from mcp_runtime.secrets.configs import secret_fields
 from mcp_runtime.secrets.store import secret_store
 from mcp_runtime.storage.store import ConfigStore
 from protocol.jsonrpc import AppError
+
+CREDENTIALS_FILE = "credentials.json"
 
 log = structlog.get_logger("mcp_runtime.secrets")
 
@@ -32,6 +33,10 @@ def move_secrets_in(store: ConfigStore, data_dir: Path) -> int:
             if any(not is_reference(value) for value in secret_fields(server.config).values()):
                 store.edit(server.name, lambda config: config)  # the store seals every value it writes
                 moved += 1
+        if not (data_dir / CREDENTIALS_FILE).exists():
+            return moved
+        from mcp_runtime.oauth.credentials import SECRET_FIELDS, CredentialStore  # the OAuth package only if needed
+
         credentials = CredentialStore(data_dir)
         for name, url in credentials.in_files(SECRET_FIELDS):
             credentials.update(name, url, lambda entry: entry)
@@ -39,6 +44,7 @@ def move_secrets_in(store: ConfigStore, data_dir: Path) -> int:
     except AppError as exc:
         log.warning("secrets_not_moved_in", reason=exc.reason, moved=moved)
         return moved
-    if moved:
-        log.info("secrets_moved_in", count=moved, backend=secret_store().backend)
+    finally:
+        if moved:
+            log.info("secrets_moved_in", count=moved, backend=secret_store().backend)
     return moved

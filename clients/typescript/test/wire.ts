@@ -13,6 +13,7 @@ export const INITIALIZE_RESULT: InitializeResult = {
   dataDir: "/nowhere",
   methods: ["mcpServer/list"],
   notifications: ["mcpServer/tool/progress"],
+  secretStore: { kind: "file", backend: "files in the data dir" },
 };
 
 /** The daemon's end of the duplex: what the client sent, and a way to send it anything. */
