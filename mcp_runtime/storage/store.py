@@ -166,6 +166,7 @@ class ConfigStore:
         keeper = secret_store()
         written: dict[str, dict[str, str]] = {}
         dropped: dict[str, dict[str, str]] = {}
+        committed = False
         try:
             with _safe_fs.lock(self.data_dir, _LOCK_FILE, _LOCK_TIMEOUT_S):
                 self._refresh()
@@ -189,10 +190,11 @@ class ConfigStore:
                         "configTooLarge", f"the store would exceed {MAX_CONFIG_BYTES} bytes", limit=MAX_CONFIG_BYTES
                     )
                 _safe_fs.write_file(self.data_dir, STORE_FILE, data)
+                committed = True
                 self._servers, self._stamp = servers, None
                 self._refresh()
         except BaseException as exc:
-            for name, recorded in written.items():  # the file was not written: the new items name nothing
+            for name, recorded in written.items() if not committed else ():  # no file names the new items
                 _secrets.forget(keeper, name, recorded)
             if isinstance(exc, Timeout):
                 raise AppError("serverBusy", "the server store is locked by another writer; retry") from exc
