@@ -193,6 +193,10 @@ class Daemon:
         if self._initialized:
             return
         self._initialized = True
+        from mcp_runtime import secret_store_info
+
+        if secret_store_info()["kind"] == "keychain":
+            self.spawner.spawn(self._move_secrets_in, name="secrets-move-in")
         try:
             enabled = [server for server in self.store.list() if server.config.enabled and _admitted(server)]
         except AppError:  # a store that cannot be read starts nothing; every store request reports why
@@ -225,6 +229,13 @@ class Daemon:
         if any(config.type == "stdio" for config in configs.values()):
             await refresh_login_path()
 
+    async def _move_secrets_in(self) -> None:
+        """With the OS keychain, secrets a file still holds move into it, once the host has its first answer."""
+        await self.after_first_answer()
+        from mcp_runtime import move_secrets_in
+
+        await anyio.to_thread.run_sync(move_secrets_in, self.store, self.data_dir)
+
     async def after_first_answer(self) -> None:
         """Until the first request has been answered (or ``QUIET_S`` without one)."""
         with anyio.move_on_after(QUIET_S):
@@ -248,7 +259,7 @@ class Daemon:
             await self._logins.cancel(name)
         from mcp_runtime import CredentialStore
 
-        CredentialStore(self.data_dir).delete(name)
+        await anyio.to_thread.run_sync(CredentialStore(self.data_dir).delete, name)  # with the keychain's items
 
     async def logged_in(self, name: str) -> None:
         """A login succeeded: the management connection and every thread's reconnect with the new tokens, in

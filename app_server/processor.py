@@ -15,7 +15,7 @@ from app_server.process.logs import configure_if_loaded, debug_enabled, get_logg
 from app_server.wire import decode, handshake
 from app_server.wire.connection import REQUEST_BACKLOG, ClientConnection, error_line
 from app_server.wire.lines import TOO_LARGE, read_lines
-from mcp_runtime import MAX_MESSAGE_BYTES
+from mcp_runtime import MAX_MESSAGE_BYTES, secret_store_info
 from protocol.catalog import METHODS, RETIRED
 from protocol.jsonrpc import AppError, RequestId, validation_errors
 
@@ -323,7 +323,7 @@ class Processor:
         if renders_views:
             self.daemon.host_renders_views()
         connection.initialized = True
-        line = handshake.initialize_line(request_id, (name, version), str(self.daemon.data_dir))
+        line = handshake.initialize_line(request_id, (name, version), str(self.daemon.data_dir), secret_store_info())
         connection.send_raw(line)
         self._answered(request_id, "initialize", started, len(line), "ok")
 

@@ -12,18 +12,27 @@ import argparse
 import json
 from typing import Any
 
-from bench import dispatch, management, peer, quiet, threads, tool_call, usable
+from bench import dispatch, management, peer, quiet, threads, tool_call, usable, usable_keychain
 
 Row = tuple[str, str, str, str, bool]
 
 
 def _rows(
-    d: dict[str, Any], t: dict[str, Any], m: dict[str, Any], th: dict[str, Any], u: dict[str, Any], q: dict[str, Any]
+    d: dict[str, Any],
+    t: dict[str, Any],
+    m: dict[str, Any],
+    th: dict[str, Any],
+    u: dict[str, Any],
+    q: dict[str, Any],
+    k: dict[str, Any],
 ) -> list[Row]:
     return [
         (f"time to usable: spawn → {u['servers']} stdio servers ready", f"{u['usable_s']} s",
          f"bare SDK process starting them {u['floor_s']} s", f"≤ {u['budget_ratio']}x ({u['ratio']}x)",
          u["ratio"] <= u["budget_ratio"]),
+        (f"time to usable, each of the {k['servers']} servers' secrets in the keychain", f"{k['usable_s']} s",
+         f"bare SDK process reading the same items with keyring {k['floor_s']} s",
+         f"≤ {k['budget_ratio']}x ({k['ratio']}x)", k["ratio"] <= k["budget_ratio"]),
         (f"{q['threads']} conversations x {q['servers']} servers, PSS", f"quiet {q['quiet_pss_mib']} MiB",
          f"awake {q['awake_pss_mib']} MiB", f"≤ {q['pss_budget_mib']} MiB", q["quiet_pss_mib"] <= q["pss_budget_mib"]),
         ("first call to a sleeping server", f"{q['wake_call_ms']} ms",
@@ -90,12 +99,16 @@ def main() -> None:
     th = threads.measure(5000 // scale, 200 // scale, 50)
     u = usable.measure(7 // scale or 1)
     p = peer.measure(7 // scale or 1, 5 // scale or 1)
+    k = usable_keychain.measure(7 // scale or 1)
     q = quiet.measure(50 // scale, 4, 7 // scale or 1)
     if args.json:
-        measured = {"dispatch": d, "tool_call": t, "management": m, "threads": th, "usable": u, "peer": p, "quiet": q}
+        measured = {
+            "dispatch": d, "tool_call": t, "management": m, "threads": th, "usable": u,
+            "peer": p, "quiet": q, "keychain": k,
+        }
         print(json.dumps(measured))
         return
-    rows = _rows(d, t, m, th, u, q)
+    rows = _rows(d, t, m, th, u, q, k)
     rows[1:1] = _peer_rows(p)
     headers = ("path", "daemon", "floor / baseline (same run)", "budget", "met")
     table = [headers, *((p, v, f, b, "yes" if ok else "NO") for p, v, f, b, ok in rows)]

@@ -44,6 +44,12 @@ from .platform.shell_path import keep_login_path as keep_login_path
 from .platform.watcher import kill_live_groups as kill_live_groups
 from .platform.watcher import use_child_watcher as use_child_watcher
 from .platform.watcher import watch_children as watch_children
+from .secrets.choice import SecretStoreDecision as SecretStoreDecision
+from .secrets.choice import decide_secret_store as decide_secret_store
+from .secrets.configs import revealed as revealed
+from .secrets.move_in import move_secrets_in as move_secrets_in
+from .secrets.store import secret_store_info as secret_store_info
+from .secrets.store import use_secret_store as use_secret_store
 from .session.early import children_started as children_started
 from .session.extensions import declare_mcp_apps as declare_mcp_apps
 from .session.stdio import refresh_login_path as refresh_login_path

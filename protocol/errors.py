@@ -220,6 +220,22 @@ class MissingEnvVarErrorData(ErrorDetails):
     variable: str = Field(description="The variable.")
 
 
+class SecretStoreLockedErrorData(ErrorDetails):
+    """The OS keychain is locked (or does not answer): nothing was read, deleted or rewritten; a later start
+    retries."""
+
+    reason: Literal["secretStoreLocked"]
+    backend: str = Field(description="The keychain that refused, as `initialize.secretStore.backend` names it.")
+
+
+class MissingSecretErrorData(ErrorDetails):
+    """A secret the config keeps in the keychain is no longer there (removed behind the daemon's back): send the
+    value again with `mcpServer/update`."""
+
+    reason: Literal["missingSecret"]
+    field: str = Field(description="The config field whose value is missing, such as `env.API_KEY`.")
+
+
 class InsecureUrlErrorData(ErrorDetails):
     """A URL that is not `https` (or `http` to loopback), or carries userinfo or a fragment."""
 
@@ -424,6 +440,8 @@ ErrorData = TypeAliasType(
         | HeaderErrorData
         | InlineSecretErrorData
         | MissingEnvVarErrorData
+        | SecretStoreLockedErrorData
+        | MissingSecretErrorData
         | UnsafeEnvErrorData
         | InsecureUrlErrorData
         | OriginNotAllowedErrorData

@@ -71,6 +71,8 @@ REASON_CODES: dict[str, ErrorCode] = {
     "invalidHeader": ErrorCode.POLICY,
     "reservedHeader": ErrorCode.POLICY,
     "missingEnvVar": ErrorCode.POLICY,
+    "secretStoreLocked": ErrorCode.POLICY,
+    "missingSecret": ErrorCode.POLICY,
     "insecureUrl": ErrorCode.POLICY,
     "redirectRejected": ErrorCode.POLICY,
     "oauthHeaderConflict": ErrorCode.POLICY,

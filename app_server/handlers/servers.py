@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import anyio
+
 from app_server.context import RequestContext
 from app_server.handlers.paging import page
 from app_server.handlers.registry import method
@@ -64,12 +66,14 @@ def list_servers(ctx: RequestContext, params: ServerListParams) -> ServerListRes
 
 
 @method("mcpServer/create", ServerCreateParams)
-def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
+async def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
     check_server(params.name, params.config)
     policy().check_transport(params.config, params.name)
     admin_policy().check(params.name, params.config)
     config = restore_redacted(params.config, None)
-    return ServerResult(server=record(ctx.daemon.store.create(params.name, config)))
+    # off the loop: the config's secrets are written to the secret store (a keychain may answer slowly) first
+    server = await anyio.to_thread.run_sync(ctx.daemon.store.create, params.name, config)
+    return ServerResult(server=record(server))
 
 
 @method("mcpServer/update", ServerUpdateParams)
@@ -89,7 +93,7 @@ async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResul
         return config
 
     source = ctx.daemon.store.require(params.name).source
-    server = ctx.daemon.store.edit(params.name, change, params.expected_revision)
+    server = await anyio.to_thread.run_sync(ctx.daemon.store.edit, params.name, change, params.expected_revision)
     await ctx.daemon.config_changed(params.name)
     return ServerResult(server=record(server))
 
@@ -98,14 +102,14 @@ async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResul
 async def delete(ctx: RequestContext, params: ServerNameParams) -> Empty:
     stored = ctx.daemon.store.require(params.name)
     await ctx.daemon.forget_server(params.name)
-    ctx.daemon.store.delete(params.name)
+    await anyio.to_thread.run_sync(ctx.daemon.store.delete, params.name)  # and the server's items
     remove_bundle(ctx.daemon.data_dir, stored.source)
     return Empty()
 
 
 @method("mcpServer/enabled/set", ServerEnabledSetParams)
 async def set_enabled(ctx: RequestContext, params: ServerEnabledSetParams) -> ServerResult:
-    server = ctx.daemon.store.set_enabled(params.name, params.enabled, params.app)
+    server = await anyio.to_thread.run_sync(ctx.daemon.store.set_enabled, params.name, params.enabled, params.app)
     if params.app is None:
         await ctx.daemon.config_changed(params.name)
     return ServerResult(server=record(server))

@@ -20,6 +20,7 @@ STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SI
 """Each ends the daemon alike, exit 0: a closed terminal's SIGHUP gets the same orderly stop as SIGTERM."""
 EVENT_LOOPS = ("auto", "asyncio")
 PATH_FROM_SHELL = ("auto", "never")
+SECRET_STORES = ("auto", "keychain", "file")
 WATCH_CHILDREN = "watch-children"
 """The hidden mode the daemon starts itself in as its child watcher (``mcp_runtime``'s orphan guard)."""
 
@@ -146,6 +147,12 @@ def parser() -> argparse.ArgumentParser:
         default="auto",
         choices=PATH_FROM_SHELL,
         help="auto: also look stdio commands up in the login shell's PATH (read once, bounded)",
+    )
+    parser.add_argument(
+        "--secret-store",
+        default="auto",
+        choices=SECRET_STORES,
+        help="where secrets are kept: auto (the OS keychain when one answers, else 0600 files), keychain, file",
     )
     parser.add_argument(
         "--oauth-client-metadata-url",

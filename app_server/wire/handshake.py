@@ -63,7 +63,9 @@ def quick_params(params: Any) -> Client | None:
     return name, version, frozenset(opt_outs), apps is not None
 
 
-def initialize_line(request_id: int | str, client: tuple[str, str], data_dir: str) -> bytes:
+def initialize_line(
+    request_id: int | str, client: tuple[str, str], data_dir: str, secret_store: dict[str, str]
+) -> bytes:
     """The response line: ``InitializeResult`` in its field order, as compact JSON."""
     from protocol.catalog import METHODS, NOTIFICATIONS
 
@@ -75,6 +77,7 @@ def initialize_line(request_id: int | str, client: tuple[str, str], data_dir: st
         "methods": sorted(m for m in METHODS if m != "initialize"),
         "notifications": sorted(NOTIFICATIONS),
         "policy": _policy_summary,
+        "secretStore": secret_store,
     }
     body = compact_stdlib(result)  # the start-up reader answers before orjson loads; the bytes are the same
     return b'{"jsonrpc":"2.0","id":' + compact_stdlib(request_id) + b',"result":' + body + b"}\n"

@@ -56,9 +56,12 @@ def env_value(variable: str, field_name: str, env: Mapping[str, str]) -> str:
 
 
 def client_secret(settings: OAuthSettings | None, env: Mapping[str, str]) -> str | None:
-    """The client's secret (or PEM private key) from the environment; ``missingEnvVar`` when the variable is unset."""
+    """The client's secret (or PEM private key): the value the OS keychain keeps (``settings`` revealed, SPEC §14),
+    else from the environment (``missingEnvVar`` when the variable is unset)."""
     if settings is None:
         return None
+    if settings.client_secret is not None or settings.private_key is not None:
+        return settings.client_secret or settings.private_key
     for variable, field_name in (
         (settings.client_secret_env_var, "clientSecretEnvVar"),
         (settings.private_key_env_var, "privateKeyEnvVar"),

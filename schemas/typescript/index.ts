@@ -362,6 +362,8 @@ export type ErrorData =
   | HeaderErrorData
   | InlineSecretErrorData
   | MissingEnvVarErrorData
+  | SecretStoreLockedErrorData
+  | MissingSecretErrorData
   | UnsafeEnvErrorData
   | InsecureUrlErrorData
   | OriginNotAllowedErrorData
@@ -429,6 +431,7 @@ export type ErrorReason =
   | "methodNotFound"
   | "missingEnvVar"
   | "missingInput"
+  | "missingSecret"
   | "noThreadOwner"
   | "notARegularFile"
   | "notInitialized"
@@ -448,6 +451,7 @@ export type ErrorReason =
   | "responseTooLarge"
   | "retired"
   | "revisionMismatch"
+  | "secretStoreLocked"
   | "serverBusy"
   | "serverExists"
   | "startupFailed"
@@ -648,6 +652,8 @@ export interface InitializeResult {
   notifications: string[];
   /** What the administrator's policy restricts. */
   policy: PolicySummary;
+  /** Where this daemon keeps the secrets of its servers. */
+  secretStore: SecretStoreInfo;
 }
 
 /** A secret written into the config instead of an environment reference. */
@@ -952,6 +958,19 @@ export interface MissingEnvVarErrorData {
   server?: string;
   /** The variable. */
   variable: string;
+}
+
+/**
+ * A secret the config keeps in the keychain is no longer there (removed behind the daemon's back): send the
+ * value again with `mcpServer/update`.
+ */
+export interface MissingSecretErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "missingSecret";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The config field whose value is missing, such as `env.API_KEY`. */
+  field: string;
 }
 
 /** A number field; `integer` accepts whole numbers only. */
@@ -1614,6 +1633,27 @@ export interface RevisionMismatchErrorData {
   name?: string;
   /** Its stored revision. */
   revision?: number;
+}
+
+/** The store that holds every secret the daemon keeps (`--secret-store`). */
+export interface SecretStoreInfo {
+  /** `keychain`: the OS keychain; `file`: 0600 files in the data dir (literal header and OAuth secrets are then refused `inlineSecret`). */
+  kind: "keychain" | "file";
+  /** What holds them, for people: `macOS Keychain`, `Windows Credential Locker`, `Secret Service`, `KWallet`, or `files in the data dir`. */
+  backend: string;
+}
+
+/**
+ * The OS keychain is locked (or does not answer): nothing was read, deleted or rewritten; a later start
+ * retries.
+ */
+export interface SecretStoreLockedErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "secretStoreLocked";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The keychain that refused, as `initialize.secretStore.backend` names it. */
+  backend: string;
 }
 
 /** What a connected MCP server says it supports; an absent feature is not supported. */
@@ -2735,6 +2775,7 @@ export const ERROR_CODES = {
   methodNotFound: -32601,
   missingEnvVar: -32012,
   missingInput: -32602,
+  missingSecret: -32012,
   noThreadOwner: -32012,
   notARegularFile: -32602,
   notInitialized: -32002,
@@ -2754,6 +2795,7 @@ export const ERROR_CODES = {
   responseTooLarge: -32013,
   retired: -32601,
   revisionMismatch: -32011,
+  secretStoreLocked: -32012,
   serverBusy: -32011,
   serverExists: -32011,
   startupFailed: -32014,
@@ -2810,6 +2852,7 @@ export type ErrorDataByReason = {
   "methodNotFound": PlainErrorData & { reason: "methodNotFound" };
   "missingEnvVar": MissingEnvVarErrorData;
   "missingInput": InputErrorData & { reason: "missingInput" };
+  "missingSecret": MissingSecretErrorData;
   "noThreadOwner": PlainErrorData & { reason: "noThreadOwner" };
   "notARegularFile": PathErrorData & { reason: "notARegularFile" };
   "notInitialized": PlainErrorData & { reason: "notInitialized" };
@@ -2829,6 +2872,7 @@ export type ErrorDataByReason = {
   "responseTooLarge": SizeLimitErrorData & { reason: "responseTooLarge" };
   "retired": RetiredErrorData;
   "revisionMismatch": RevisionMismatchErrorData;
+  "secretStoreLocked": SecretStoreLockedErrorData;
   "serverBusy": PlainErrorData & { reason: "serverBusy" };
   "serverExists": ServerExistsErrorData;
   "startupFailed": StartupFailedErrorData;

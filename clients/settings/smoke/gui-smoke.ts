@@ -328,13 +328,16 @@ async function main(): Promise<number> {
       const form = page.locator("form.server-form");
       const value = await form.getByLabel("Value (Environment)").inputValue();
       assert(value === "***", `the form holds ${value === secret ? "the secret" : value}`);
+      const backend = host?.client.initializeResult?.secretStore.backend ?? "";
+      const kept = (await form.locator('[data-role="kept-in"]').first().textContent()) ?? "";
+      assert(backend !== "" && kept.includes(`kept in ${backend}`), `the stored secret's row says "${kept}"`);
       await form.getByLabel("Description", { exact: true }).fill("fixture, edited");
       await shot(page, "server-edit");
       await form.getByRole("button", { name: "Save" }).click();
       await row("fx").getByText("fixture, edited").waitFor();
       await page.locator('tr[data-server="fx"][data-status="connected"]').waitFor();
       assert(!(await domHasSecret()), "the secret is in the DOM");
-      return 'the form showed "***" and sent it back; description saved; fx ready again';
+      return `the form showed "***" (${kept}) and sent it back; description saved; fx ready again`;
     });
 
     await report.check("oauth", "login completes, row refreshed", async () => {

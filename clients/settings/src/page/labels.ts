@@ -81,6 +81,8 @@ export const REASON_LABEL = {
   methodNotFound: "a method the daemon does not have",
   missingEnvVar: "an environment variable is not set",
   missingInput: "a required value is missing",
+  secretStoreLocked: "the OS keychain is locked",
+  missingSecret: "a stored secret is no longer in the OS keychain",
   noThreadOwner: "no thread owns this",
   notARegularFile: "not a regular file",
   notInitialized: "the connection is not initialized",
