@@ -227,7 +227,8 @@ class InsecureUrlErrorData(ErrorDetails):
 
 
 class UnsafeEnvErrorData(ErrorDetails):
-    """A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...)."""
+    """A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...), or a config
+    names a daemon variable outside the deployment's `--allow-env`."""
 
     reason: Literal["unsafeEnv"]
     variable: str = Field(description="The variable refused.")

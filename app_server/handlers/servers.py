@@ -51,6 +51,7 @@ def list_servers(ctx: RequestContext, params: ServerListParams) -> ServerListRes
 def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
     check_server(params.name, params.config)
     policy().check_transport(params.config, params.name)
+    policy().check_sources(params.config, params.name)
     config = restore_redacted(params.config, None)
     return ServerResult(server=record(ctx.daemon.store.create(params.name, config)))
 
@@ -68,6 +69,7 @@ async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResul
         config = restore_redacted(sent, stored) if sent is not None else patched(params.name, stored, patch or {})
         if config.type != stored.type:
             policy().check_transport(config, params.name)
+        policy().check_sources(config, params.name)
         return config
 
     server = ctx.daemon.store.edit(params.name, change, params.expected_revision)

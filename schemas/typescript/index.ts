@@ -2111,7 +2111,10 @@ export interface UnknownThreadErrorData {
   threadId: string;
 }
 
-/** A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...). */
+/**
+ * A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...), or a config
+ * names a daemon variable outside the deployment's `--allow-env`.
+ */
 export interface UnsafeEnvErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
   reason: "unsafeEnv";
