@@ -128,8 +128,9 @@ def write_file(root: Path, rel: str | PurePosixPath, data: bytes, mode: int = FI
         os.fsync(dir_fd)
 
 
-def append(root: Path, rel: str | PurePosixPath, data: bytes) -> None:
-    """Append ``data`` to ``root/rel`` (created 0600) and fsync it: one durable record of an append-only log."""
+def append(root: Path, rel: str | PurePosixPath, data: bytes, cap: int | None = None) -> bool:
+    """Append ``data`` to ``root/rel`` (created 0600) and fsync it: one durable record of an append-only log.
+    False, with nothing written, when it would take the file past ``cap`` bytes."""
     *folders, name = _parts(rel)
     shown = root / rel
     with directory(root, folders) as dir_fd:
@@ -141,12 +142,16 @@ def append(root: Path, rel: str | PurePosixPath, data: bytes) -> None:
                 raise unsafe(shown, "not a regular file (a symlink?)") from exc
             raise
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            status = os.fstat(fd)
+            if not stat.S_ISREG(status.st_mode):
                 raise unsafe(shown, "not a regular file")
+            if cap is not None and status.st_size + len(data) > cap:
+                return False
             _write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
+    return True
 
 
 def read_file(root: Path, rel: str | PurePosixPath, limit: int | None = None) -> bytes | None:

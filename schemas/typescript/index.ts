@@ -1136,8 +1136,10 @@ export interface ResourceReadFact {
   uriPreview: string;
   /** The MIME types of the contents. */
   mimeTypes: string[];
-  /** A digest of each content. */
+  /** A digest of each content (of the first 64 only). */
   contentRefs: ContentRef[];
+  /** How many contents the read returned, when a fact keeps fewer refs than that. */
+  contentCount?: number;
   /** When it was read (ISO 8601). */
   at: string;
 }
@@ -1733,12 +1735,25 @@ export interface ThreadListResult {
   nextCursor?: string;
 }
 
+/** `thread/read`: a thread and one page of its facts (oldest first). */
+export interface ThreadReadParams {
+  threadId: string;
+  /** Where to continue: the `nextCursor` of the previous page. */
+  cursor?: string;
+  /** The most facts to return in this page. */
+  limit?: number;
+}
+
 /** A thread and its diagnostics facts. */
 export interface ThreadReadResult {
   /** The thread. */
   thread: Thread;
-  /** What its resource reads left behind, oldest first. */
+  /** One page of what its resource reads left behind, oldest first (100 unless `limit` says). */
   facts: ResourceReadFact[];
+  /** The `cursor` of the next page of facts, if any. */
+  nextCursor?: string;
+  /** The thread's facts reached their cap (1 MiB): reads after that left no fact. */
+  factsTruncated: boolean;
 }
 
 /** The thread as it is now. */
@@ -2228,7 +2243,7 @@ export type ClientRequest =
   | { method: "thread/archive"; id: RequestId; params: ThreadIdParams }
   | { method: "thread/context/read"; id: RequestId; params: ContextReadParams }
   | { method: "thread/list"; id: RequestId; params?: ThreadListParams }
-  | { method: "thread/read"; id: RequestId; params: ThreadIdParams }
+  | { method: "thread/read"; id: RequestId; params: ThreadReadParams }
   | { method: "thread/start"; id: RequestId; params?: ThreadStartParams };
 
 /** The params of each client request, by method. */
@@ -2258,7 +2273,7 @@ export type ClientParamsByMethod = {
   "thread/archive": ThreadIdParams;
   "thread/context/read": ContextReadParams;
   "thread/list": ThreadListParams;
-  "thread/read": ThreadIdParams;
+  "thread/read": ThreadReadParams;
   "thread/start": ThreadStartParams;
 };
 
