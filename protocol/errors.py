@@ -108,9 +108,10 @@ class RedactedValueErrorData(ErrorDetails):
 
 
 class PathErrorData(ErrorDetails):
-    """A file the daemon refused to read or write."""
+    """A file the daemon refused to read or write, or could not write for want of space (`storageFull`: the data
+    dir's disk or quota is full; nothing was changed)."""
 
-    reason: Literal["notARegularFile", "unsafePath"]
+    reason: Literal["notARegularFile", "unsafePath", "storageFull"]
     path: str = Field(description="The file.")
 
 

@@ -80,6 +80,7 @@ REASON_CODES: dict[str, ErrorCode] = {
     "storeCorrupted": ErrorCode.POLICY,
     "callbackPortInUse": ErrorCode.POLICY,
     "tooManyServers": ErrorCode.LIMIT,
+    "storageFull": ErrorCode.LIMIT,
     "tooManyTools": ErrorCode.LIMIT,
     "catalogTooLarge": ErrorCode.LIMIT,
     "configTooLarge": ErrorCode.LIMIT,

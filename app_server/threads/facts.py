@@ -18,6 +18,7 @@ from pathlib import Path
 from app_server.process.logs import get_logger
 from mcp_runtime import safe_fs
 from protocol.encoding import model_json
+from protocol.jsonrpc import AppError
 from protocol.thread import ResourceReadFact
 
 log = get_logger("app_server.read_model")
@@ -65,7 +66,14 @@ class ReadModel:
 
     def append(self, thread_id: str, fact: ResourceReadFact) -> None:
         line = model_json(bounded(fact)) + b"\n"
-        if not safe_fs.append(self.data_dir, self.relative(thread_id), line, cap=FACTS_CAP_BYTES):
+        try:
+            kept = safe_fs.append(self.data_dir, self.relative(thread_id), line, cap=FACTS_CAP_BYTES)
+        except AppError as exc:
+            if exc.reason != "storageFull":
+                raise
+            log.warning("fact_not_kept", thread_id=thread_id, reason="storageFull")  # the read itself succeeded
+            return
+        if not kept:
             marked = safe_fs.append(
                 self.data_dir, self.relative(thread_id), TRUNCATED_LINE, cap=FACTS_CAP_BYTES + len(TRUNCATED_LINE)
             )

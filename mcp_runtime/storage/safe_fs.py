@@ -105,6 +105,18 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+@contextlib.contextmanager
+def _space(shown: Path) -> Iterator[None]:
+    """A write that finds the disk (or the quota) full is ``storageFull``, typed, not an internal error."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+            raise AppError("storageFull", f"the data dir's disk is full: {shown.name} was not written",
+                           path=str(shown)) from exc
+        raise
+
+
 def write_file(root: Path, rel: str | PurePosixPath, data: bytes, mode: int = FILE_MODE) -> None:
     """Replace ``root/rel`` atomically (readers see the old file or the new one) with ``data`` at ``mode``."""
     *folders, name = _parts(rel)
@@ -112,20 +124,21 @@ def write_file(root: Path, rel: str | PurePosixPath, data: bytes, mode: int = FI
     with directory(root, folders) as dir_fd:
         _check_plain(dir_fd, name, shown)
         temp = f".{name}.{os.urandom(8).hex()}.tmp"  # what secrets.token_hex does, without its imports
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW, mode, dir_fd=dir_fd)
-        try:
+        with _space(shown):
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW, mode, dir_fd=dir_fd)
             try:
-                os.chmod(fd, mode)
-                _write_all(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp, dir_fd=dir_fd)
-            raise
-        os.fsync(dir_fd)
+                try:
+                    os.chmod(fd, mode)
+                    _write_all(fd, data)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=dir_fd)
+                raise
+            os.fsync(dir_fd)
 
 
 def append(root: Path, rel: str | PurePosixPath, data: bytes, cap: int | None = None) -> bool:
@@ -147,8 +160,9 @@ def append(root: Path, rel: str | PurePosixPath, data: bytes, cap: int | None = 
                 raise unsafe(shown, "not a regular file")
             if cap is not None and status.st_size + len(data) > cap:
                 return False
-            _write_all(fd, data)
-            os.fsync(fd)
+            with _space(shown):
+                _write_all(fd, data)
+                os.fsync(fd)
         finally:
             os.close(fd)
     return True

@@ -350,6 +350,7 @@ export type ErrorReason =
   | "serverBusy"
   | "serverExists"
   | "startupFailed"
+  | "storageFull"
   | "storeCorrupted"
   | "threadArchived"
   | "threadRequired"
@@ -876,10 +877,13 @@ export interface OriginNotAllowedErrorData {
   origin: string;
 }
 
-/** A file the daemon refused to read or write. */
+/**
+ * A file the daemon refused to read or write, or could not write for want of space (`storageFull`: the data
+ * dir's disk or quota is full; nothing was changed).
+ */
 export interface PathErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
-  reason: "notARegularFile" | "unsafePath";
+  reason: "notARegularFile" | "unsafePath" | "storageFull";
   /** The MCP server the error is about, if one is. */
   server?: string;
   /** The file. */
@@ -2400,6 +2404,7 @@ export const ERROR_CODES = {
   serverBusy: -32011,
   serverExists: -32011,
   startupFailed: -32014,
+  storageFull: -32013,
   storeCorrupted: -32012,
   threadArchived: -32010,
   threadRequired: -32602,
@@ -2467,6 +2472,7 @@ export type ErrorDataByReason = {
   "serverBusy": PlainErrorData & { reason: "serverBusy" };
   "serverExists": ServerExistsErrorData;
   "startupFailed": StartupFailedErrorData;
+  "storageFull": PathErrorData & { reason: "storageFull" };
   "storeCorrupted": InternalErrorData & { reason: "storeCorrupted" };
   "threadArchived": ThreadArchivedErrorData;
   "threadRequired": PlainErrorData & { reason: "threadRequired" };
