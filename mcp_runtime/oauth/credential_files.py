@@ -28,8 +28,9 @@ READ_THREADS = 2
 """How many credential reads may hold a thread at once; more wait for one, never for a thread of the shared pool."""
 READ_WAIT_S = 5.0
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
-_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+_NO_LINK_NO_WAIT = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NO_LINK_NO_WAIT
+_FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | _NO_LINK_NO_WAIT
 _limiter: anyio.CapacityLimiter | None = None
 
 Unavailable = Callable[[str], AppError]
