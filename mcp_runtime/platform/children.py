@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mcp_runtime.platform.watcher import CHILD_GROUPS
+from protocol.jsonrpc import AppError
 
 PR_SET_CHILD_SUBREAPER = 36
 _subreaper: bool | None = None
@@ -57,7 +58,14 @@ class Leader:
         self._reaped = self._released = self._reap_due = False
         _HELD.add(self.pid)
         loop = asyncio.get_running_loop()
-        threading.Thread(target=self._watch, args=(loop,), name=f"leader-{self.pid}", daemon=True).start()
+        watch = threading.Thread(target=self._watch, args=(loop,), name=f"leader-{self.pid}", daemon=True)
+        try:
+            watch.start()
+        except RuntimeError as exc:  # no thread to be had: the server cannot be watched, so it is not kept
+            popen.kill()
+            popen.wait()
+            _HELD.discard(self.pid)
+            raise AppError("startupFailed", "the daemon could not start a thread to watch the server") from exc
 
     def _watch(self, loop: asyncio.AbstractEventLoop) -> None:
         while True:

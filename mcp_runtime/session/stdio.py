@@ -12,7 +12,7 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -67,7 +67,10 @@ def _child_setup() -> dict[str, Any]:
     return {"preexec_fn": setup}
 
 
-async def _read_pipe(limit: int) -> tuple[asyncio.StreamReader, asyncio.ReadTransport, int]:
+_Pipe = tuple[asyncio.StreamReader, asyncio.ReadTransport, int]
+
+
+async def _read_pipe(limit: int) -> _Pipe:
     """A pipe from the child read straight by an asyncio stream: a subprocess transport's own pipe hands every
     chunk over through one more loop pass (``call_soon`` of ``pipe_data_received``) before a reader sees it,
     and a pipe of our own is ours to close, whoever else still holds its other end. Returns the reader, its
@@ -88,6 +91,16 @@ async def _read_pipe(limit: int) -> tuple[asyncio.StreamReader, asyncio.ReadTran
         os.close(child_end)
         raise
     return reader, transport, child_end
+
+
+async def _typed(pipe: Awaitable[_Pipe]) -> _Pipe:
+    """A pipe for the child, or the typed start failure (``tooManyOpenFiles`` when descriptors ran out)."""
+    try:
+        return await pipe
+    except OSError as exc:
+        if descriptors.is_shortage(exc):
+            raise descriptors.too_many_open_files() from exc
+        raise AppError("startupFailed", f"could not make a pipe for the server: {exc.strerror or exc}") from exc
 
 
 async def refresh_login_path() -> None:
@@ -185,9 +198,9 @@ class StdioTransport:
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[TransportStreams]:
-        stdout, stdout_pipe, stdout_end = await _read_pipe(STDOUT_CHUNK)
+        stdout, stdout_pipe, stdout_end = await _typed(_read_pipe(STDOUT_CHUNK))
         try:
-            stderr, stderr_pipe, stderr_end = await _read_pipe(STDERR_CHUNK)
+            stderr, stderr_pipe, stderr_end = await _typed(_read_pipe(STDERR_CHUNK))
         except BaseException:
             stdout_pipe.close()
             os.close(stdout_end)

@@ -303,6 +303,18 @@ export interface ErrorInfo {
 export interface ErrorInfoData {
   /** Tools left out of the catalog because their `x-mcp-header` annotations are invalid. */
   droppedTools?: string[];
+  /** What kind of start failure: `commandNotFound`, `tooManyOpenFiles`, ... */
+  detail?: string;
+  /** With `commandNotFound`: the command looked for. */
+  command?: string;
+  /** With `commandNotFound`: the folders looked in. */
+  searched?: string[];
+  /** With `missingEnvVar`/`unsafeEnv`: the variable. */
+  variable?: string;
+  /** With an OAuth failure: the step that failed. */
+  step?: string;
+  /** With `unsafePath`/`storageFull`: the file. */
+  path?: string;
 }
 
 /** Every `error.data.reason` the daemon sends; `errorCodes` gives the code of each. */
