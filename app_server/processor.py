@@ -127,6 +127,7 @@ class Processor:
         try:
             async with anyio.create_task_group() as output:
                 output.start_soon(connection.transport.run)  # spooled output, until the last flush is over
+                output.start_soon(connection.resend_latest)  # statuses dropped while the client did not read
                 async with anyio.create_task_group() as tasks:
                     workers = _Workers(tasks, self._run)
                     with self.reading:

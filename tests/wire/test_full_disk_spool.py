@@ -1,7 +1,8 @@
 """A deaf client on a full data-dir disk (SPEC §1, §5): answers that no longer fit in the spool wait in memory in
 order, no new request adds to them (past 8 MiB of unsent output one is ``overloaded``, and is read to be told so
-however much the answers held weigh; past 1 MiB of those refusals input is not read until the client reads), every answer arrives whole once the client reads, and the memory comes back. The results' own
-archive is full too: those answer with ``archiveError: "storageFull"``."""
+however much the answers held weigh; past 1 MiB of those refusals input is not read until the client reads),
+every answer arrives whole once the client reads, and the memory comes back. The results' own archive is full
+too: those answer with ``archiveError: "storageFull"``."""
 
 from __future__ import annotations
 
