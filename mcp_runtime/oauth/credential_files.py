@@ -15,6 +15,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable
 
 import anyio
@@ -61,7 +62,8 @@ def _read(folder: str, relative: str, field: str, unavailable: Unavailable) -> s
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise unavailable(f"{field} is not a regular file")
-        os.set_blocking(descriptor, True)
+        if sys.platform != "win32":
+            os.set_blocking(descriptor, True)
         raw = os.read(descriptor, MAX_CREDENTIAL_BYTES + 1)
     except OSError:
         raise unavailable(f"{field} names a file that cannot be read") from None

@@ -68,6 +68,8 @@ class Leader:
             raise AppError("startupFailed", "the daemon could not start a thread to watch the server") from exc
 
     def _watch(self, loop: asyncio.AbstractEventLoop) -> None:
+        if sys.platform == "win32":
+            return  # no stdio servers there: spawning refuses first
         while True:
             try:
                 status = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
@@ -93,7 +95,7 @@ class Leader:
 
     def signal_group(self, number: int) -> None:
         """The whole group, only while the leader is unreaped (its zombie keeps the number from any other group)."""
-        if not self._reaped:
+        if not self._reaped and sys.platform != "win32":
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, number)
 
@@ -172,6 +174,8 @@ class Family:
                     os.close(descriptor)
 
     def signal(self, number: int) -> None:
+        if sys.platform != "linux":
+            return  # nothing is held elsewhere
         for descriptor in self._held.values():
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(descriptor, number)
@@ -182,6 +186,8 @@ class Family:
         return any(not select.select([fd], [], [], 0)[0] for fd in self._held.values())
 
     def close(self) -> None:
+        if sys.platform != "linux":
+            return  # nothing is held elsewhere
         ours = os.getpid()
         for pid, descriptor in self._held.items():
             os.close(descriptor)

@@ -261,6 +261,8 @@ class StdioTransport:
         the descendants that left it, SIGKILL what is left after the second grace, and only then reap the leader:
         until then its zombie keeps its group's number from any other process."""
         assert process.stdin is not None
+        if sys.platform == "win32":
+            return  # no stdio servers there: spawning refuses first
         process.stdin.close()
         try:
             with anyio.move_on_after(self.grace_s if self.graceful() else 0):
