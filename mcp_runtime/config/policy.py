@@ -57,6 +57,8 @@ class ConfigPolicy:
             self.check_env(variable, field)
         for field, path in credential_files(config):
             credential_location(path, field, self.credential_dirs)
+    registry_url: str | None = None
+    """``--registry-url``: the MCP Registry that registry search, get and install read (SPEC §15)."""
 
     def check_transport(self, config: McpServerConfig, name: str | None = None) -> None:
         if config.type not in self.transports:
