@@ -71,7 +71,7 @@ METHODS: dict[str, MethodSpec] = {
     "mcpServer/bundle/inspect": MethodSpec("install.BundleInspectParams", "install.BundleInspectResult"),
     "thread/start": MethodSpec("thread.ThreadStartParams", "thread.ThreadResult"),
     "thread/list": MethodSpec("thread.ThreadListParams", "thread.ThreadListResult"),
-    "thread/read": MethodSpec("thread.ThreadIdParams", "thread.ThreadReadResult"),
+    "thread/read": MethodSpec("thread.ThreadReadParams", "thread.ThreadReadResult"),
     "thread/archive": MethodSpec("thread.ThreadIdParams", "thread.ThreadResult"),
     "thread/context/read": MethodSpec("thread.ContextReadParams", "thread.ContextReadResult"),
 }

@@ -109,9 +109,10 @@ class RedactedValueErrorData(ErrorDetails):
 
 
 class PathErrorData(ErrorDetails):
-    """A file the daemon refused to read or write."""
+    """A file the daemon refused to read or write, or could not write for want of space (`storageFull`: the data
+    dir's disk or quota is full; nothing was changed)."""
 
-    reason: Literal["notARegularFile", "unsafePath"]
+    reason: Literal["notARegularFile", "unsafePath", "storageFull"]
     path: str = Field(description="The file.")
 
 
@@ -244,7 +245,8 @@ class InsecureUrlErrorData(ErrorDetails):
 
 
 class UnsafeEnvErrorData(ErrorDetails):
-    """A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...)."""
+    """A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...), or a config
+    names a daemon variable outside the deployment's `--allow-env`."""
 
     reason: Literal["unsafeEnv"]
     variable: str = Field(description="The variable refused.")

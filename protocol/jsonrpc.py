@@ -88,6 +88,7 @@ REASON_CODES: dict[str, ErrorCode] = {
     "policyDenied": ErrorCode.POLICY,
     "unsafeBundle": ErrorCode.POLICY,
     "tooManyServers": ErrorCode.LIMIT,
+    "storageFull": ErrorCode.LIMIT,
     "tooManyTools": ErrorCode.LIMIT,
     "catalogTooLarge": ErrorCode.LIMIT,
     "configTooLarge": ErrorCode.LIMIT,

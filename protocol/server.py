@@ -22,6 +22,14 @@ class ErrorInfoData(WireModel):
     dropped_tools: list[str] | None = Field(
         default=None, description="Tools left out of the catalog because their `x-mcp-header` annotations are invalid."
     )
+    detail: str | None = Field(
+        default=None, description="What kind of start failure: `commandNotFound`, `tooManyOpenFiles`, ..."
+    )
+    command: str | None = Field(default=None, description="With `commandNotFound`: the command looked for.")
+    searched: list[str] | None = Field(default=None, description="With `commandNotFound`: the folders looked in.")
+    variable: str | None = Field(default=None, description="With `missingEnvVar`/`unsafeEnv`: the variable.")
+    step: str | None = Field(default=None, description="With an OAuth failure: the step that failed.")
+    path: str | None = Field(default=None, description="With `unsafePath`/`storageFull`: the file.")
 
 
 class ErrorInfo(WireModel):

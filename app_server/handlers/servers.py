@@ -69,6 +69,7 @@ def list_servers(ctx: RequestContext, params: ServerListParams) -> ServerListRes
 async def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
     check_server(params.name, params.config)
     policy().check_transport(params.config, params.name)
+    policy().check_sources(params.config, params.name)
     admin_policy().check(params.name, params.config)
     config = restore_redacted(params.config, None)
     # off the loop: the config's secrets are written to the secret store (a keychain may answer slowly) first
@@ -89,6 +90,7 @@ async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResul
         config = restore_redacted(sent, stored) if sent is not None else patched(params.name, stored, patch or {})
         if config.type != stored.type:
             policy().check_transport(config, params.name)
+        policy().check_sources(config, params.name)
         admin_policy().check(params.name, config, source)
         return config
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import anyio
 
 from app_server.context import RequestContext
+from app_server.handlers.paging import page
 from app_server.handlers.registry import method
 from app_server.wire.connection import EncodedResult, next_server_request_id
 from mcp_runtime import CANCELLED, Resolution, admin_policy, resolve_answer
@@ -21,6 +22,7 @@ from protocol.thread import (
     ThreadIdParams,
     ThreadListParams,
     ThreadListResult,
+    ThreadReadParams,
     ThreadReadResult,
     ThreadResult,
     ThreadStartParams,
@@ -58,10 +60,11 @@ async def thread_list(ctx: RequestContext, params: ThreadListParams) -> ThreadLi
     return ThreadListResult(data=data, next_cursor=next_cursor)
 
 
-@method("thread/read", ThreadIdParams)
-def thread_read(ctx: RequestContext, params: ThreadIdParams) -> ThreadReadResult:
+@method("thread/read", ThreadReadParams)
+def thread_read(ctx: RequestContext, params: ThreadReadParams) -> ThreadReadResult:
     thread, facts = ctx.daemon.threads.read(params.thread_id, ctx.connection)
-    return ThreadReadResult(thread=thread, facts=facts)
+    data, next_cursor = page(facts.facts, params.cursor, params.limit)
+    return ThreadReadResult(thread=thread, facts=data, next_cursor=next_cursor, facts_truncated=facts.truncated)
 
 
 @method("thread/archive", ThreadIdParams)

@@ -87,6 +87,21 @@ def https_document(text: str) -> str:
     return text
 
 
+def credential_dir(text: str) -> tuple[str, str]:
+    """``--credential-dir DIR``: a folder credential files may be read from, as given (absolute) and resolved."""
+    given = os.path.normpath(os.path.abspath(os.path.expanduser(text)))
+    if not os.path.isdir(given):
+        raise argparse.ArgumentTypeError(f"{text} is not a directory")
+    return given, os.path.realpath(given)
+
+
+def env_rule(text: str) -> str:
+    """``--allow-env NAME`` (or ``PREFIX*``): a daemon variable configs may name."""
+    if not text or not all(c.isalnum() or c == "_" for c in text.removesuffix("*")):
+        raise argparse.ArgumentTypeError("takes a variable name, or a prefix ending in *")
+    return text
+
+
 DEFAULT_REGISTRY_URL = "https://registry.modelcontextprotocol.io"
 """The official MCP Registry (SPEC §15), the documented default of ``--registry-url``."""
 
@@ -159,6 +174,21 @@ def parser() -> argparse.ArgumentParser:
         type=https_document,
         metavar="URL",
         help="the client ID metadata document OAuth logins use where a server's config names none",
+    )
+    parser.add_argument(
+        "--credential-dir",
+        type=credential_dir,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder OAuth credential files (idTokenFile, assertionFile) may be read from; repeatable; none: no file",
+    )
+    parser.add_argument(
+        "--allow-env",
+        type=env_rule,
+        action="append",
+        metavar="NAME",
+        help="a daemon variable configs may name (envVars, envHeaders, *EnvVar), or PREFIX*; repeatable; none: any",
     )
     parser.add_argument(
         "--registry-url",

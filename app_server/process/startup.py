@@ -319,6 +319,8 @@ def serve(
             args.stdio_sandbox,
             path_from_shell=args.path_from_shell == "auto",
             oauth_client_metadata_url=args.oauth_client_metadata_url,
+            credential_dirs=tuple(args.credential_dir),
+            allowed_env=tuple(args.allow_env) if args.allow_env is not None else None,
             registry_url=args.registry_url,
         )
     )

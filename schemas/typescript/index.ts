@@ -400,6 +400,18 @@ export interface ErrorInfo {
 export interface ErrorInfoData {
   /** Tools left out of the catalog because their `x-mcp-header` annotations are invalid. */
   droppedTools?: string[];
+  /** What kind of start failure: `commandNotFound`, `tooManyOpenFiles`, ... */
+  detail?: string;
+  /** With `commandNotFound`: the command looked for. */
+  command?: string;
+  /** With `commandNotFound`: the folders looked in. */
+  searched?: string[];
+  /** With `missingEnvVar`/`unsafeEnv`: the variable. */
+  variable?: string;
+  /** With an OAuth failure: the step that failed. */
+  step?: string;
+  /** With `unsafePath`/`storageFull`: the file. */
+  path?: string;
 }
 
 /** Every `error.data.reason` the daemon sends; `errorCodes` gives the code of each. */
@@ -455,6 +467,7 @@ export type ErrorReason =
   | "serverBusy"
   | "serverExists"
   | "startupFailed"
+  | "storageFull"
   | "storeCorrupted"
   | "threadArchived"
   | "threadRequired"
@@ -1092,10 +1105,13 @@ export interface OriginNotAllowedErrorData {
   origin: string;
 }
 
-/** A file the daemon refused to read or write. */
+/**
+ * A file the daemon refused to read or write, or could not write for want of space (`storageFull`: the data
+ * dir's disk or quota is full; nothing was changed).
+ */
 export interface PathErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
-  reason: "notARegularFile" | "unsafePath";
+  reason: "notARegularFile" | "unsafePath" | "storageFull";
   /** The MCP server the error is about, if one is. */
   server?: string;
   /** The file. */
@@ -1484,8 +1500,10 @@ export interface ResourceReadFact {
   uriPreview: string;
   /** The MIME types of the contents. */
   mimeTypes: string[];
-  /** A digest of each content. */
+  /** A digest of each content (of the first 64 only). */
   contentRefs: ContentRef[];
+  /** How many contents the read returned, when a fact keeps fewer refs than that. */
+  contentCount?: number;
   /** When it was read (ISO 8601). */
   at: string;
 }
@@ -2106,12 +2124,25 @@ export interface ThreadListResult {
   nextCursor?: string;
 }
 
+/** `thread/read`: a thread and one page of its facts (oldest first). */
+export interface ThreadReadParams {
+  threadId: string;
+  /** Where to continue: the `nextCursor` of the previous page. */
+  cursor?: string;
+  /** The most facts to return in this page. */
+  limit?: number;
+}
+
 /** A thread and its diagnostics facts. */
 export interface ThreadReadResult {
   /** The thread. */
   thread: Thread;
-  /** What its resource reads left behind, oldest first. */
+  /** One page of what its resource reads left behind, oldest first (100 unless `limit` says). */
   facts: ResourceReadFact[];
+  /** The `cursor` of the next page of facts, if any. */
+  nextCursor?: string;
+  /** The thread's facts reached their cap (1 MiB): reads after that left no fact. */
+  factsTruncated: boolean;
 }
 
 /** The thread as it is now. */
@@ -2508,7 +2539,10 @@ export interface UnsafeBundleErrorData {
   entry: string;
 }
 
-/** A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...). */
+/**
+ * A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...), or a config
+ * names a daemon variable outside the deployment's `--allow-env`.
+ */
 export interface UnsafeEnvErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
   reason: "unsafeEnv";
@@ -2626,7 +2660,7 @@ export type ClientRequest =
   | { method: "thread/archive"; id: RequestId; params: ThreadIdParams }
   | { method: "thread/context/read"; id: RequestId; params: ContextReadParams }
   | { method: "thread/list"; id: RequestId; params?: ThreadListParams }
-  | { method: "thread/read"; id: RequestId; params: ThreadIdParams }
+  | { method: "thread/read"; id: RequestId; params: ThreadReadParams }
   | { method: "thread/start"; id: RequestId; params?: ThreadStartParams };
 
 /** The params of each client request, by method. */
@@ -2660,7 +2694,7 @@ export type ClientParamsByMethod = {
   "thread/archive": ThreadIdParams;
   "thread/context/read": ContextReadParams;
   "thread/list": ThreadListParams;
-  "thread/read": ThreadIdParams;
+  "thread/read": ThreadReadParams;
   "thread/start": ThreadStartParams;
 };
 
@@ -2799,6 +2833,7 @@ export const ERROR_CODES = {
   serverBusy: -32011,
   serverExists: -32011,
   startupFailed: -32014,
+  storageFull: -32013,
   storeCorrupted: -32012,
   threadArchived: -32010,
   threadRequired: -32602,
@@ -2876,6 +2911,7 @@ export type ErrorDataByReason = {
   "serverBusy": PlainErrorData & { reason: "serverBusy" };
   "serverExists": ServerExistsErrorData;
   "startupFailed": StartupFailedErrorData;
+  "storageFull": PathErrorData & { reason: "storageFull" };
   "storeCorrupted": InternalErrorData & { reason: "storeCorrupted" };
   "threadArchived": ThreadArchivedErrorData;
   "threadRequired": PlainErrorData & { reason: "threadRequired" };

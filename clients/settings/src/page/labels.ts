@@ -105,6 +105,7 @@ export const REASON_LABEL = {
   serverBusy: "busy; retry",
   serverExists: "the name is taken",
   startupFailed: "could not start",
+  storageFull: "the data folder's disk is full",
   storeCorrupted: "the store cannot be read",
   threadArchived: "the thread is archived",
   threadRequired: "a thread is needed",
