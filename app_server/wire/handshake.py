@@ -2,13 +2,14 @@
 
 Plainly valid params (the common case) are read by a strict check; anything else goes to the catalog's model,
 which decides and gives the typed error. The answer's bytes are ``InitializeResult``'s (a test proves it), and
-both answerers (the start-up reader and the processor) write them with this one function.
+both answerers (the start-up reader and the processor) build them with ``initialize_result``.
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from app_server.wire import envelope
 from protocol.constants import NAME, PROTOCOL_VERSION, VERSION
 from protocol.encoding import compact_stdlib
 
@@ -54,8 +55,8 @@ def quick_params(params: Any) -> Client | None:
     return name, version, frozenset(opt_outs), apps is not None
 
 
-def initialize_line(request_id: int | str, client: tuple[str, str], data_dir: str) -> bytes:
-    """The response line: ``InitializeResult`` in its field order, as compact JSON."""
+def initialize_result(client: tuple[str, str], data_dir: str) -> bytes:
+    """``InitializeResult`` in its field order, as compact JSON."""
     from protocol.catalog import METHODS, NOTIFICATIONS
 
     result = {
@@ -66,5 +67,9 @@ def initialize_line(request_id: int | str, client: tuple[str, str], data_dir: st
         "methods": sorted(m for m in METHODS if m != "initialize"),
         "notifications": sorted(NOTIFICATIONS),
     }
-    body = compact_stdlib(result)  # the start-up reader answers before orjson loads; the bytes are the same
-    return b'{"jsonrpc":"2.0","id":' + compact_stdlib(request_id) + b',"result":' + body + b"}\n"
+    return compact_stdlib(result)  # the start-up reader answers before orjson loads; the bytes are the same
+
+
+def initialize_line(request_id: int | str, client: tuple[str, str], data_dir: str) -> bytes:
+    """The start-up reader's response line, spelt by ``envelope`` as the connection spells it."""
+    return envelope.result(compact_stdlib(request_id), initialize_result(client, data_dir))
