@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Self
 import anyio
 
 from app_server.events import EventBus
+from app_server.process.first_answer import FirstAnswer
+from app_server.process.shutdown import CLOSE_S
 from app_server.wire.connection import ClientConnection
 from protocol.jsonrpc import AppError, RequestId
 
@@ -28,13 +30,6 @@ if TYPE_CHECKING:
     from mcp_runtime import ConfigStore, McpClientManager, McpThreadRuntime, OAuthLogins, Spawner
     from protocol.base import WireModel
     from protocol.config import McpServerConfig
-
-
-QUIET_S = 0.25
-"""Work that would compete with a host's first answer waits for it, or this long without one (a host that asks
-nothing)."""
-CLOSE_S = 2.0
-"""Shutdown: time for MCP connections to close before left-over process groups are killed."""
 
 
 class Daemon:
@@ -50,8 +45,8 @@ class Daemon:
         self.trace = trace
         """``--trace``: where every message in and out is recorded (redacted), if anywhere."""
         self.bus = EventBus()
-        self.first_answer = anyio.Event()
-        """Set once a request has been answered (start-up's loading waits for it)."""
+        self.first_answer = FirstAnswer()
+        """What start-up's loading and autostart wait for before competing with the host's first answer."""
         self._tasks: TaskGroup | None = None
         self._spawner: Spawner | None = None
         self._store: ConfigStore | None = None
@@ -194,7 +189,7 @@ class Daemon:
         (a command is looked up on the login shell's ``PATH`` kept from the last launch); once they are done, this
         launch's read of the login shell, which no longer competes with them."""
         try:
-            await self.after_first_answer()  # the host's first list needs the machine more than the SDK's import
+            await self.first_answer.wait()  # the host's first list needs the machine more than the SDK's import
             from mcp_runtime import load_owners, refresh_login_path
 
             await load_owners()
@@ -203,11 +198,6 @@ class Daemon:
         await self.manager.start_enabled(names)
         if stdio:
             await refresh_login_path()
-
-    async def after_first_answer(self) -> None:
-        """Until the first request has been answered (or ``QUIET_S`` without one)."""
-        with anyio.move_on_after(QUIET_S):
-            await self.first_answer.wait()
 
     async def runtime_loaded(self) -> None:
         """Until autostart has loaded what its starts need; at once when no autostart is under way."""

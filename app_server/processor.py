@@ -12,6 +12,7 @@ import anyio
 from app_server.context import Daemon, RequestContext
 from app_server.process.logs import configure as configure_logging
 from app_server.process.logs import configure_if_loaded, debug_enabled, get_logger
+from app_server.process.shutdown import FLUSH_S, SETTLE_S
 from app_server.wire import decode, handshake
 from app_server.wire.connection import REQUEST_BACKLOG, ClientConnection, EncodedResult
 from app_server.wire.lines import TOO_LARGE, read_lines
@@ -34,10 +35,6 @@ MAX_IN_FLIGHT_BYTES = 4 << 20
 """Request bytes in flight per connection past which new requests are ``overloaded`` (the request that crosses
 it is still taken, so one message of any size always fits): params live several times over (upstream copies
 included) until answered, and 256 large calls would otherwise cost hundreds of MiB."""
-SHUTDOWN_GRACE_S = 1.0
-"""Time in-flight requests get to answer once input ended; the rest are cancelled."""
-FLUSH_S = 2.0
-"""Time the client gets to take the last responses at shutdown, even when it no longer reads."""
 READ_PAUSE_BACKLOG = 16 << 20
 """Unsent output past which input is not read until the client reads (its writes then block)."""
 OFF_LOOP_LINE = 256 << 10
@@ -55,7 +52,8 @@ def _validated_initialize(params: Any) -> handshake.Client:
     capabilities = parsed.capabilities  # type: ignore[attr-defined]
     opt_outs = frozenset(capabilities.opt_out_notification_methods or []) if capabilities else frozenset()
     apps = capabilities is not None and capabilities.mcp_apps is not None
-    return parsed.client_info.name, parsed.client_info.version, opt_outs, apps  # type: ignore[attr-defined]
+    info = parsed.client_info  # type: ignore[attr-defined]
+    return handshake.Client(info.name, info.version, opt_outs, apps)
 
 
 @dataclass(slots=True)
@@ -158,7 +156,7 @@ class Processor:
         self.connection.abandon_server_requests()
         if self.connection.in_flight:
             self._idle = anyio.Event()
-            with anyio.move_on_after(SHUTDOWN_GRACE_S):
+            with anyio.move_on_after(SETTLE_S):
                 await self._idle.wait()
         for scope in list(self.connection.in_flight.values()):
             scope.cancel()
@@ -304,7 +302,7 @@ class Processor:
         except Exception as exc:
             answer = _failure(method, exc)
         self._deliver(request_id, method, answer, started)
-        self.daemon.first_answer.set()
+        self.daemon.first_answer.answered()
 
     def _initialize(
         self, request_id: RequestId, params: Any, started: float, message: dict[str, Any], size: int
@@ -324,11 +322,11 @@ class Processor:
                 self._refuse(request_id, "initialize", exc, started)
                 return
         self._traced(message, size)
-        name, version, connection.opt_outs, renders_views = quick
-        if renders_views:
+        connection.opt_outs = quick.opt_outs
+        if quick.renders_views:
             self.daemon.host_renders_views()
         connection.initialized = True
-        result = EncodedResult(handshake.initialize_result((name, version), str(self.daemon.data_dir)))
+        result = EncodedResult(handshake.initialize_result(quick, str(self.daemon.data_dir)))
         self._deliver(request_id, "initialize", result, started)
 
     def adopt(self, early: handshake.ServedEarly) -> None:
@@ -337,8 +335,8 @@ class Processor:
         The bytes it read and did not serve are the transport's to deliver first (``Transport.stdio``)."""
         if early.client is not None:
             self.connection.initialized = True
-            self.connection.opt_outs = early.client[2]
-            if early.client[3]:
+            self.connection.opt_outs = early.client.opt_outs
+            if early.client.renders_views:
                 self.daemon.host_renders_views()
         if early.answered is not None:
             request_id, seconds, size = early.answered
@@ -358,7 +356,7 @@ class Processor:
                 self._deliver(request_id, method, answer, job.started, now=len(connection.in_flight) == 1)
                 del answer  # no name keeps the result alive while the client does not read
                 answered = True
-                self.daemon.first_answer.set()
+                self.daemon.first_answer.answered()
                 await connection.transport.drain()
         finally:
             if not answered:
