@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from app_server.context import Daemon, RequestContext
+from app_server.context import RequestContext
+from app_server.daemon import Daemon
 from app_server.process.logs import configure as configure_logging
 from app_server.process.logs import configure_if_loaded, debug_enabled, get_logger
 from app_server.process.shutdown import FLUSH_S, SETTLE_S

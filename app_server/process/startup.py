@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     import anyio
 
-    from app_server.context import Daemon
+    from app_server.daemon import Daemon
     from app_server.wire.trace import Trace
 
 WINDOWS_GAPS = "the data dir's guarantees need O_NOFOLLOW and dir_fd, stdio servers need process groups"
@@ -82,21 +82,18 @@ def serve(
     set_level(args.log_level)
     from mcp_runtime import (  # no pydantic: initialize first
         ConfigPolicy,
-        keep_login_path,
+        RuntimeSettings,
+        configure_runtime,
         raise_descriptor_limit,
         safe_fs,
-        set_policy,
-        use_child_watcher,
     )
 
     descriptors = raise_descriptor_limit()  # before any server or socket takes one
-    set_policy(
-        ConfigPolicy(
-            args.transports,
-            args.stdio_sandbox,
-            path_from_shell=args.path_from_shell == "auto",
-            oauth_client_metadata_url=args.oauth_client_metadata_url,
-        )
+    policy = ConfigPolicy(
+        args.transports,
+        args.stdio_sandbox,
+        path_from_shell=args.path_from_shell == "auto",
+        oauth_client_metadata_url=args.oauth_client_metadata_url,
     )
     listen: tuple[Path, socket.socket] | None = None
     if args.listen is not None:
@@ -111,8 +108,7 @@ def serve(
     if sys.platform == "win32":
         print(f"{NAME}: serving is not supported on Windows: {WINDOWS_GAPS}", file=sys.stderr)
         return 2
-    use_child_watcher(_own_command(options.WATCH_CHILDREN))
-    keep_login_path(data_dir)
+    configure_runtime(RuntimeSettings(policy, _own_command(options.WATCH_CHILDREN), data_dir))
     try:
         safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
     except OSError as exc:
@@ -170,7 +166,7 @@ async def _serve(
     ``descriptors``: the soft descriptor limit as inherited and as raised, for the ``serving`` line."""
     import anyio
 
-    from app_server.context import Daemon
+    from app_server.daemon import Daemon
     from app_server.process.logs import get_logger
     from app_server.processor import Processor
     from app_server.wire.connection import ClientConnection

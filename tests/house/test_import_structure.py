@@ -155,6 +155,7 @@ APP_LAYERS = (
     "app_server.wire",
     "app_server.events",
     "app_server.threads",
+    "app_server.daemon",
     "app_server.context",
     "app_server.handlers",
     "app_server.processor",
@@ -179,7 +180,7 @@ def _layer(name: str) -> int:
 
 
 def test_app_server_imports_run_one_way() -> None:
-    """wire → events → threads → context → handlers → processor → start-up: start-up builds the daemon and
+    """wire → events → threads → daemon → context → handlers → processor → start-up: start-up builds the daemon and
     serves with the processor; nothing below start-up imports it, nothing below the processor dispatches."""
     for name, targets in _graph().items():
         if not name.startswith("app_server"):
