@@ -6,7 +6,6 @@ work ends with it.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -57,7 +56,6 @@ class Daemon:
         """The servers the first initialized client's store had enabled, being started in the background."""
         self._autostart_loaded = anyio.Event()
         self._closed: anyio.Event | None = None
-        self._channels: weakref.WeakKeyDictionary[ClientConnection, ElicitationChannel] = weakref.WeakKeyDictionary()
 
     async def __aenter__(self) -> Self:
         from mcp_runtime import Spawner
@@ -147,13 +145,11 @@ class Daemon:
             opened.set()
 
     def elicitation_channel(self, connection: ClientConnection) -> ElicitationChannel:
-        """The connection's elicitation channel, one per connection (it goes with the connection)."""
-        channel = self._channels.get(connection)
-        if channel is None:
-            from mcp_runtime import ElicitationChannel
+        """The channel through which a thread runtime asks ``connection`` (and only it) a server's elicitations;
+        it holds nothing but the connection, so it goes with it."""
+        from mcp_runtime import ElicitationChannel
 
-            channel = self._channels[connection] = ElicitationChannel(connection, next_server_request_id)
-        return channel
+        return ElicitationChannel(connection, next_server_request_id)
 
     def thread_runtime(self, thread_id: str | None) -> McpThreadRuntime:
         """The runtime of a canonical thread (``threadRequired`` / ``unknownThread`` / ``threadArchived``)."""
