@@ -184,23 +184,26 @@ class Daemon:
         self._autostart = [server.name for server in enabled]
         if self._manager is not None:
             self._manager.expect_starts(self._autostart)
-        stdio = any(server.config.type == "stdio" for server in enabled)
-        self.spawner.spawn(self._start_enabled, self._autostart, stdio, name="autostart")
+        configs = {server.name: server.config for server in enabled}
+        self.spawner.spawn(self._start_enabled, configs, name="autostart")
 
-    async def _start_enabled(self, names: list[str], stdio: bool) -> None:
-        """Autostart: once the host has its first answer, what a server start needs (the owners, the SDK) loaded off
-        the loop, then every start at once
-        (a command is looked up on the login shell's ``PATH`` kept from the last launch); once they are done, this
-        launch's read of the login shell, which no longer competes with them."""
-        try:
-            await self.first_answer.wait()  # the host's first list needs the machine more than the SDK's import
-            from mcp_runtime import load_owners, refresh_login_path
+    async def _start_enabled(self, configs: dict[str, McpServerConfig]) -> None:
+        """Autostart: the stdio servers' children at once (they need no SDK); once the host has its first answer,
+        what a session needs (the owners, the SDK) loaded off the loop, then every session at once, attaching to
+        its child (a command is looked up on the login shell's ``PATH`` kept from the last launch); once they are
+        done, this launch's read of the login shell, which no longer competes with them."""
+        from mcp_runtime import children_started, load_owners, load_thread_owner, refresh_login_path
 
-            await load_owners()
-        finally:
-            self._autostart_loaded.set()
-        await self.manager.start_enabled(names)
-        if stdio:
+        async with children_started(configs, self.env):
+            try:
+                await self.first_answer.wait()  # the host's first list needs the machine more than the SDK's import
+                await load_owners()
+            finally:
+                self._autostart_loaded.set()
+            async with anyio.create_task_group() as starting:
+                starting.start_soon(load_thread_owner)  # off autostart's path, while its sessions start
+                await self.manager.start_enabled(list(configs))
+        if any(config.type == "stdio" for config in configs.values()):
             await refresh_login_path()
 
     async def runtime_loaded(self) -> None:

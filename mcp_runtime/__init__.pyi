@@ -23,11 +23,13 @@ from .oauth import login_client as login_client
 from .oauth import step_up_scopes as step_up_scopes
 from .owners.channel import ElicitationChannel as ElicitationChannel
 from .owners.loading import load_owners as load_owners
+from .owners.loading import load_thread_owner as load_thread_owner
 from .owners.management import McpClientManager as McpClientManager
 from .owners.thread import McpThreadRuntime as McpThreadRuntime
 from .platform.descriptors import raise_descriptor_limit as raise_descriptor_limit
 from .platform.watcher import kill_live_groups as kill_live_groups
 from .platform.watcher import watch_children as watch_children
+from .session.early import children_started as children_started
 from .session.extensions import declare_mcp_apps as declare_mcp_apps
 from .session.stdio import refresh_login_path as refresh_login_path
 from .settings import RuntimeSettings as RuntimeSettings
