@@ -24,7 +24,16 @@ if TYPE_CHECKING:
 
     from app_server.threads.registry import ThreadRegistry
     from app_server.wire.trace import Trace
-    from mcp_runtime import ConfigStore, ElicitationChannel, McpClientManager, McpThreadRuntime, OAuthLogins, Spawner
+    from mcp_runtime import (
+        ConfigStore,
+        ElicitationChannel,
+        Installs,
+        McpClientManager,
+        McpThreadRuntime,
+        OAuthLogins,
+        Spawner,
+        StoredServer,
+    )
     from protocol.base import WireModel
     from protocol.config import McpServerConfig
 
@@ -47,6 +56,7 @@ class Daemon:
         self._tasks: TaskGroup | None = None
         self._spawner: Spawner | None = None
         self._store: ConfigStore | None = None
+        self._installs: Installs | None = None
         self._manager: McpClientManager | None = None
         self._threads: ThreadRegistry | None = None
         self._logins: OAuthLogins | None = None
@@ -93,6 +103,15 @@ class Daemon:
 
             self._store = ConfigStore(self.data_dir)
         return self._store
+
+    @property
+    def installs(self) -> Installs:
+        """Registry search and install, bundles (SPEC §15), against ``--registry-url``."""
+        if self._installs is None:
+            from mcp_runtime import Installs, policy
+
+            self._installs = Installs(policy().registry_url or "", self.data_dir)
+        return self._installs
 
     @property
     def manager(self) -> McpClientManager:
@@ -175,7 +194,7 @@ class Daemon:
             return
         self._initialized = True
         try:
-            enabled = [server for server in self.store.list() if server.config.enabled]
+            enabled = [server for server in self.store.list() if server.config.enabled and _admitted(server)]
         except AppError:  # a store that cannot be read starts nothing; every store request reports why
             enabled = []
         if not enabled:
@@ -253,6 +272,13 @@ class Daemon:
                 closing.cancel_scope.cancel()
         finally:
             self._closed.set()
+
+
+def _admitted(server: StoredServer) -> bool:
+    """Whether the administrator's policy lets this stored server start (a denied one never does)."""
+    from mcp_runtime import admin_policy
+
+    return admin_policy().denial(server.config, server.source) is None
 
 
 async def _kill_children_after(delay: float) -> None:

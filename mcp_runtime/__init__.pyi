@@ -2,6 +2,11 @@
 # (lazy_loader), so `import mcp_runtime` stays cheap and the MCP SDK loads only when a name that needs it is used.
 from .apps import plan_import as plan_import
 from .apps import sync_app as sync_app
+from .config.admin_policy import AdminPolicy as AdminPolicy
+from .config.admin_policy import PolicyUnreadable as PolicyUnreadable
+from .config.admin_policy import admin_policy as admin_policy
+from .config.admin_policy import load_admin_policy as load_admin_policy
+from .config.admin_policy import set_admin_policy as set_admin_policy
 from .config.edits import normalized as normalized
 from .config.edits import patched as patched
 from .config.edits import redacted as redacted
@@ -12,6 +17,11 @@ from .config.policy import policy as policy
 from .config.rules import check_server as check_server
 from .config.rules import parse_server_config as parse_server_config
 from .events import EventSink as EventSink
+from .installs.bundles import remove_other_versions as remove_other_versions
+from .installs.origin import Origins as Origins
+from .installs.origin import remove_bundle as remove_bundle
+from .installs.service import Installs as Installs
+from .installs.service import installed_entries as installed_entries
 from .limits import MAX_CONFIG_BYTES as MAX_CONFIG_BYTES
 from .limits import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES
 from .limits import MAX_SERVERS as MAX_SERVERS

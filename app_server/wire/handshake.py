@@ -13,6 +13,15 @@ from app_server.wire import envelope
 from protocol.constants import NAME, PROTOCOL_VERSION, VERSION
 from protocol.encoding import compact_stdlib
 
+_policy_summary: dict[str, Any] = {"source": None, "restricts": []}
+
+
+def describe_policy(summary: dict[str, Any]) -> None:
+    """The administrator's policy as ``initialize`` reports it (``PolicySummary``), set once by start-up."""
+    global _policy_summary
+    _policy_summary = summary
+
+
 _PARAMS_KEYS = frozenset({"clientInfo", "capabilities"})
 _CLIENT_KEYS = frozenset({"name", "version", "title"})
 
@@ -74,6 +83,7 @@ def initialize_result(client: Client, data_dir: str) -> bytes:
         "dataDir": data_dir,
         "methods": sorted(m for m in METHODS if m != "initialize"),
         "notifications": sorted(NOTIFICATIONS),
+        "policy": _policy_summary,
     }
     return compact_stdlib(result)  # the start-up reader answers before orjson loads; the bytes are the same
 
