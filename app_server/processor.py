@@ -9,18 +9,25 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from app_server.context import Daemon, RequestContext
+from app_server.context import RequestContext
+from app_server.daemon import Daemon
 from app_server.process.logs import configure as configure_logging
 from app_server.process.logs import configure_if_loaded, debug_enabled, get_logger
+from app_server.process.shutdown import FLUSH_S, SETTLE_S
 from app_server.wire import decode, handshake
-from app_server.wire.connection import REQUEST_BACKLOG, ClientConnection, error_line
+from app_server.wire.connection import REQUEST_BACKLOG, ClientConnection, EncodedResult
 from app_server.wire.lines import TOO_LARGE, read_lines
 from mcp_runtime import MAX_MESSAGE_BYTES, secret_store_info
 from protocol.catalog import METHODS, RETIRED
 from protocol.jsonrpc import AppError, RequestId, validation_errors
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from app_server.handlers.registry import AwaitedHandler, InlineHandler
+
+    Answer = BaseModel | EncodedResult | AppError
+    """A handler's result, or the typed error that answers instead."""
 
 log = get_logger("app_server.processor")
 
@@ -29,10 +36,6 @@ MAX_IN_FLIGHT_BYTES = 4 << 20
 """Request bytes in flight per connection past which new requests are ``overloaded`` (the request that crosses
 it is still taken, so one message of any size always fits): params live several times over (upstream copies
 included) until answered, and 256 large calls would otherwise cost hundreds of MiB."""
-SHUTDOWN_GRACE_S = 1.0
-"""Time in-flight requests get to answer once input ended; the rest are cancelled."""
-FLUSH_S = 2.0
-"""Time the client gets to take the last responses at shutdown, even when it no longer reads."""
 READ_PAUSE_BACKLOG = 16 << 20
 """Unsent output past which input is read only to answer ``overloaded`` (the output a deaf client holds counts
 against its bound whatever holds it: the spool, or memory on a full disk)."""
@@ -54,7 +57,8 @@ def _validated_initialize(params: Any) -> handshake.Client:
     capabilities = parsed.capabilities  # type: ignore[attr-defined]
     opt_outs = frozenset(capabilities.opt_out_notification_methods or []) if capabilities else frozenset()
     apps = capabilities is not None and capabilities.mcp_apps is not None
-    return parsed.client_info.name, parsed.client_info.version, opt_outs, apps  # type: ignore[attr-defined]
+    info = parsed.client_info  # type: ignore[attr-defined]
+    return handshake.Client(info.name, info.version, opt_outs, apps)
 
 
 @dataclass(slots=True)
@@ -161,7 +165,7 @@ class Processor:
         self.connection.abandon_server_requests()
         if self.connection.in_flight:
             self._idle = anyio.Event()
-            with anyio.move_on_after(SHUTDOWN_GRACE_S):
+            with anyio.move_on_after(SETTLE_S):
                 await self._idle.wait()
         for scope in list(self.connection.in_flight.values()):
             scope.cancel()
@@ -273,11 +277,17 @@ class Processor:
             trace.incoming(self.connection.label, message, size, parsed=parsed)
 
     def _refuse(self, request_id: RequestId, method: str, error: AppError, started: float) -> None:
-        line = error_line(request_id, error)
-        self.connection.send_raw(line)
-        if error.reason == "overloaded":
-            self._refused += len(line)
-        self._answered(request_id, method, started, len(line), error.reason)
+        self._deliver(request_id, method, error, started)
+
+    def _deliver(self, request_id: RequestId, method: str, answer: Answer, started: float, now: bool = False) -> None:
+        """Write the answer through the connection and note it in the ``debug`` line."""
+        if isinstance(answer, AppError):
+            size, outcome = self.connection.respond_error(request_id, answer), answer.reason
+        else:
+            size, outcome = self.connection.respond(request_id, answer, now=now), "ok"
+        if outcome == "overloaded":
+            self._refused += size
+        self._answered(request_id, method, started, size, outcome)
 
     def _answered(self, request_id: RequestId, method: str, started: float, size: int, outcome: str) -> None:
         """The ``debug`` line of one request: what was asked, how long it took, how large and how it ended (never
@@ -297,19 +307,13 @@ class Processor:
         self, request_id: RequestId, method: str, params: Any, handler: InlineHandler, started: float
     ) -> None:
         """Handlers that never wait (store and cached-state reads) answer without a task switch."""
-        outcome = "ok"
+        answer: Answer
         try:
-            result = handler(RequestContext(self.daemon, self.connection, request_id), params)
-        except AppError as exc:
-            outcome, line = exc.reason, error_line(request_id, exc)
-        except Exception:
-            log.error("handler_failed", method=method, exc_info=True)
-            outcome, line = "internal", error_line(request_id, AppError("internal", "internal error"))
-        else:
-            line = self.connection.result_line(request_id, result)
-        self.connection.send_raw(line)
-        self.daemon.first_answer.set()
-        self._answered(request_id, method, started, len(line), outcome)
+            answer = handler(RequestContext(self.daemon, self.connection, request_id), params)
+        except Exception as exc:
+            answer = _failure(method, exc)
+        self._deliver(request_id, method, answer, started)
+        self.daemon.first_answer.answered()
 
     def _initialize(
         self, request_id: RequestId, params: Any, started: float, message: dict[str, Any], size: int
@@ -329,13 +333,12 @@ class Processor:
                 self._refuse(request_id, "initialize", exc, started)
                 return
         self._traced(message, size)
-        name, version, connection.opt_outs, renders_views = quick
-        if renders_views:
+        connection.opt_outs = quick.opt_outs
+        if quick.renders_views:
             self.daemon.host_renders_views()
         connection.initialized = True
-        line = handshake.initialize_line(request_id, (name, version), str(self.daemon.data_dir), secret_store_info())
-        connection.send_raw(line)
-        self._answered(request_id, "initialize", started, len(line), "ok")
+        result = EncodedResult(handshake.initialize_result(quick, str(self.daemon.data_dir), secret_store_info()))
+        self._deliver(request_id, "initialize", result, started)
 
     def adopt(self, early: handshake.ServedEarly) -> None:
         """Take over the stdio connection whose first lines start-up's reader served before the event loop ran:
@@ -343,8 +346,8 @@ class Processor:
         The bytes it read and did not serve are the transport's to deliver first (``Transport.stdio``)."""
         if early.client is not None:
             self.connection.initialized = True
-            self.connection.opt_outs = early.client[2]
-            if early.client[3]:
+            self.connection.opt_outs = early.client.opt_outs
+            if early.client.renders_views:
                 self.daemon.host_renders_views()
         if early.answered is not None:
             request_id, seconds, size = early.answered
@@ -359,14 +362,12 @@ class Processor:
         answered = False
         try:
             with job.scope:
-                line, outcome = await self._answer(request_id, method, params, handler)
-                size = len(line)
+                answer = await self._answer(request_id, method, params, handler)
                 # The only request in flight has no other answer to share a write with: it leaves at once.
-                connection.send_raw(line, now=len(connection.in_flight) == 1)
-                del line  # no name keeps it alive while the client does not read
+                self._deliver(request_id, method, answer, job.started, now=len(connection.in_flight) == 1)
+                del answer  # no name keeps the result alive while the client does not read
                 answered = True
-                self._answered(request_id, method, job.started, size, outcome)
-                self.daemon.first_answer.set()
+                self.daemon.first_answer.answered()
                 await connection.transport.drain()
         finally:
             if not answered:
@@ -377,16 +378,19 @@ class Processor:
             if not connection.in_flight and self._idle is not None:
                 self._idle.set()
 
-    async def _answer(self, request_id: RequestId, method: str, params: Any, handler: Any) -> tuple[bytes, str]:
-        """The encoded response line (bytes, not a result model) and the outcome: ``ok`` or the error's reason."""
+    async def _answer(self, request_id: RequestId, method: str, params: Any, handler: AwaitedHandler) -> Answer:
         try:
-            result = await handler(RequestContext(self.daemon, self.connection, request_id), params)
-        except AppError as exc:
-            return error_line(request_id, exc), exc.reason
-        except Exception:
-            log.error("handler_failed", method=method, exc_info=True)
-            return error_line(request_id, AppError("internal", "internal error")), "internal"
-        return self.connection.result_line(request_id, result), "ok"
+            return await handler(RequestContext(self.daemon, self.connection, request_id), params)
+        except Exception as exc:
+            return _failure(method, exc)
+
+
+def _failure(method: str, exc: Exception) -> AppError:
+    """A handler's typed error as it is, anything else logged and answered ``internal``."""
+    if isinstance(exc, AppError):
+        return exc
+    log.error("handler_failed", method=method, exc_info=True)  # called in the handler's except clause
+    return AppError("internal", "internal error")
 
 
 def _parse(method: str, params: Any) -> Any:

@@ -14,7 +14,6 @@ from .config.edits import restore_redacted as restore_redacted
 from .config.edits import to_wire as to_wire
 from .config.policy import ConfigPolicy as ConfigPolicy
 from .config.policy import policy as policy
-from .config.policy import set_policy as set_policy
 from .config.rules import check_server as check_server
 from .config.rules import parse_server_config as parse_server_config
 from .events import EventSink as EventSink
@@ -32,17 +31,13 @@ from .oauth import OAuthLogins as OAuthLogins
 from .oauth import client_metadata_url as client_metadata_url
 from .oauth import login_client as login_client
 from .oauth import step_up_scopes as step_up_scopes
-from .owners.elicitation import CANCELLED as CANCELLED
-from .owners.elicitation import Resolution as Resolution
-from .owners.elicitation import resolve_answer as resolve_answer
+from .owners.channel import ElicitationChannel as ElicitationChannel
 from .owners.loading import load_owners as load_owners
 from .owners.loading import load_thread_owner as load_thread_owner
 from .owners.management import McpClientManager as McpClientManager
 from .owners.thread import McpThreadRuntime as McpThreadRuntime
 from .platform.descriptors import raise_descriptor_limit as raise_descriptor_limit
-from .platform.shell_path import keep_login_path as keep_login_path
 from .platform.watcher import kill_live_groups as kill_live_groups
-from .platform.watcher import use_child_watcher as use_child_watcher
 from .platform.watcher import watch_children as watch_children
 from .secrets.choice import SecretStoreDecision as SecretStoreDecision
 from .secrets.choice import decide_secret_store as decide_secret_store
@@ -53,6 +48,8 @@ from .secrets.store import use_secret_store as use_secret_store
 from .session.early import children_started as children_started
 from .session.extensions import declare_mcp_apps as declare_mcp_apps
 from .session.stdio import refresh_login_path as refresh_login_path
+from .settings import RuntimeSettings as RuntimeSettings
+from .settings import configure_runtime as configure_runtime
 from .storage import safe_fs as safe_fs
 from .storage.archive import ThreadArchive as ThreadArchive
 from .storage.clock import utc_now as utc_now

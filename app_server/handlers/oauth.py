@@ -5,6 +5,7 @@ from __future__ import annotations
 import anyio
 
 from app_server.context import RequestContext
+from app_server.handlers.owners import owner
 from app_server.handlers.registry import method
 from mcp_runtime import DEFAULT_TIMEOUT_S, client_metadata_url, login_client, revealed, step_up_scopes
 from protocol.config import HttpServerConfig
@@ -34,7 +35,7 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
         or config.oauth.scopes
     )
     if params.thread_id is not None:
-        daemon.thread_runtime(params.thread_id, ctx.connection)
+        owner(ctx, params.thread_id)  # a thread that must exist, and the asking connection follows it
     logins = await daemon.logins()
     announced = anyio.Event()
     login_id: list[str] = []

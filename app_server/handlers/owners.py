@@ -11,7 +11,10 @@ if TYPE_CHECKING:
 
 
 def owner(ctx: RequestContext, thread_id: str | None) -> McpClientManager | McpThreadRuntime:
-    """The management manager without ``threadId``; the thread's own runtime with it."""
+    """The management manager without ``threadId``; the thread's own runtime with it, which the asking connection
+    follows from then on (its events reach the connection)."""
     if thread_id is None:
         return ctx.daemon.manager
-    return ctx.daemon.thread_runtime(thread_id, ctx.connection)
+    runtime = ctx.daemon.thread_runtime(thread_id)
+    ctx.daemon.threads.follow(runtime.thread_id, ctx.connection)
+    return runtime

@@ -10,7 +10,6 @@ from app_server.handlers.registry import method
 from app_server.wire.connection import EncodedResult
 from mcp_runtime import admin_policy
 from protocol.base import Empty
-from protocol.encoding import model_json
 from protocol.prompt import PromptGetParams, PromptGetResult, PromptListParams, PromptListResult
 from protocol.resource import (
     ResourceListParams,
@@ -71,9 +70,7 @@ async def tool_list_for_context(ctx: RequestContext, params: ToolListForContextP
 @method("mcpTool/search", ToolSearchParams)
 async def tool_search(ctx: RequestContext, params: ToolSearchParams) -> ToolSearchResult | EncodedResult:
     answer = await owner(ctx, params.thread_id).search_tools(params.query, params.limit, caller=params.caller)
-    if answer.encoded is None:  # encoded once per kept answer: a repeated query costs a lookup
-        answer.encoded = model_json(ToolSearchResult(data=answer.views, missing=answer.missing or None))
-    return EncodedResult(answer.encoded)
+    return EncodedResult(answer.encoded())
 
 
 @method("mcpPrompt/list", PromptListParams)

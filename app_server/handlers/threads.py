@@ -1,8 +1,8 @@
 """``thread/start|list|read|archive``, ``thread/context/read`` and ``mcpServer/tool/call`` (SPEC §4, §6, §7).
 
 The tool call runs in its thread's runtime (never a guessed owner), which hands back the finished result; what
-only this layer knows is the calling connection, so it gives the runtime two callbacks bound to it: progress,
-and ``ask`` for a server's elicitation (to that connection only, answered by that server-request id on it).
+only this layer knows is the calling connection, so it gives the runtime a progress callback bound to it and that
+connection's elicitation channel (the runtime asks, judges and reports its elicitations through it).
 """
 
 from __future__ import annotations
@@ -12,10 +12,8 @@ import anyio
 from app_server.context import RequestContext
 from app_server.handlers.paging import page
 from app_server.handlers.registry import method
-from app_server.wire.connection import EncodedResult, next_server_request_id
-from mcp_runtime import CANCELLED, Resolution, admin_policy, resolve_answer
-from protocol.elicitation import ElicitationRequest
-from protocol.jsonrpc import AppError
+from app_server.wire.connection import EncodedResult
+from mcp_runtime import admin_policy
 from protocol.thread import (
     ContextReadParams,
     ContextReadResult,
@@ -62,7 +60,8 @@ async def thread_list(ctx: RequestContext, params: ThreadListParams) -> ThreadLi
 
 @method("thread/read", ThreadReadParams)
 def thread_read(ctx: RequestContext, params: ThreadReadParams) -> ThreadReadResult:
-    thread, facts = ctx.daemon.threads.read(params.thread_id, ctx.connection)
+    thread, facts = ctx.daemon.threads.read(params.thread_id)
+    ctx.daemon.threads.follow(thread.id, ctx.connection)
     data, next_cursor = page(facts.facts, params.cursor, params.limit)
     return ThreadReadResult(thread=thread, facts=data, next_cursor=next_cursor, facts_truncated=facts.truncated)
 
@@ -74,8 +73,9 @@ async def thread_archive(ctx: RequestContext, params: ThreadIdParams) -> ThreadR
 
 @method("mcpServer/tool/call", ToolCallParams)
 async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResult:
-    runtime = ctx.daemon.thread_runtime(params.thread_id, ctx.connection)  # type: ignore[arg-type]
+    runtime = ctx.daemon.thread_runtime(params.thread_id)
     thread_id = runtime.thread_id
+    ctx.daemon.threads.follow(thread_id, ctx.connection)
     connection = ctx.connection
 
     async def progress(value: float, total: float | None, message: str | None) -> None:
@@ -93,21 +93,6 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResul
             ),
         )
 
-    async def ask(request: ElicitationRequest) -> Resolution:
-        """Ask the calling connection only; its answer is judged, and the judgement reported to it (resolved:
-        answered, connection closed, or cancelled with the call) before it goes upstream."""
-        request_id = next_server_request_id()
-        resolution = CANCELLED
-        try:
-            response = await connection.request("mcpServer/elicitation/request", request, request_id)
-            if "result" in response:
-                resolution = resolve_answer(response["result"], request.requested_schema)
-        except AppError:
-            resolution = CANCELLED
-        finally:
-            connection.notify("serverRequest/resolved", resolution.resolved(thread_id, request_id))
-        return resolution
-
     answer = await runtime.call_tool(
         params.server,
         params.tool,
@@ -116,7 +101,7 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResul
         timeout_ms=params.timeout_ms,
         meta=params.meta,
         progress=progress,
-        ask=ask,
+        channel=ctx.daemon.elicitation_channel(connection),
         origin=params.origin,
     )
     return EncodedResult(answer)

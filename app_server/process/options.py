@@ -207,11 +207,12 @@ def parser() -> argparse.ArgumentParser:
         help="auto: uvloop where it is installed, else asyncio's own loop",
     )
     parser.add_argument("--version", action="version", version=f"{NAME} {VERSION}")
-    commands = parser.add_subparsers(dest="command")
+    commands = parser.add_subparsers(dest="command", metavar="{generate-json-schema,generate-ts}")
     schema = commands.add_parser("generate-json-schema", help="write the protocol's JSON Schema files")
     schema.add_argument("--out", required=True)
     typescript = commands.add_parser("generate-ts", help="write the protocol's TypeScript bindings (index.ts)")
     typescript.add_argument("--out", required=True)
+    commands.add_parser(WATCH_CHILDREN)  # no help: the hidden mode is listed nowhere
     return parser
 
 

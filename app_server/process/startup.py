@@ -1,19 +1,17 @@
-"""Start-up in one place: the program's entry, the early ``initialize`` reader, the hand-over to the processor, the
-stop signals, serving, and shutdown within SPEC §1's bound.
+"""The roof of the program: its entry, serving, and shutdown within SPEC §1's bound. Nothing imports this module;
+it imports the leaves below it (``options``, ``logs``, ``memory``, ``signals``, ``shutdown``, the early reader) and
+builds the daemon and its processors.
 
-A host waits on its sidecar until ``initialize`` is answered, so the reader answers it on stdio from a thread while
-the main thread imports the daemon (the event loop, pydantic, the handlers). At the first line the reader does
-not answer it stops; that line and everything after it go to the processor in order, and what the reader served
-(the client, an ``initialized``) is handed over with them. Only this module's top level runs before ``initialize``
-is answered: it imports the standard library and the pydantic-free wire helpers, nothing else.
+A host waits on its sidecar until ``initialize`` is answered, so the early reader (``wire.early_stdio``) answers it
+on stdio from a thread while the main thread imports the daemon (the event loop, pydantic, the handlers); what it
+served is handed to the processor with the bytes it did not serve. Only this module's top level runs before
+``initialize`` is answered: it imports the standard library and the pydantic-free wire helpers, nothing else.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import select
-import signal
 import sys
 import threading
 import time
@@ -21,41 +19,27 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app_server.process import memory, options
-from app_server.wire import decode, handshake, pipes
+from app_server.process import memory, options, shutdown
+from app_server.process.signals import StopSignals
+from app_server.wire import handshake
+from app_server.wire.early_stdio import SWITCH_INTERVAL_S, EarlyStdio
 from protocol.constants import NAME
 
 if TYPE_CHECKING:
     import socket
 
     import anyio
-    from anyio.abc import TaskStatus
 
-    from app_server.context import Daemon
+    from app_server.daemon import Daemon
     from app_server.wire.trace import Trace
     from mcp_runtime import SecretStoreDecision
 
-CHUNK = 1 << 16
-LONGEST_EARLY_LINE = 1 << 16
-"""An unfinished line longer than this is left to the processor (it enforces the message size cap)."""
-SWITCH_INTERVAL_S = 0.0005
-"""The GIL switch interval while start-up imports beside a thread that must answer soon (the reader, then the
-event loop): the importing thread gives the GIL back within about this long. CPython's default comes back once
-start-up has loaded."""
-SETTLE_S = 1.0
-"""Shutdown: time for connections to answer (or cancel) their in-flight requests."""
-FLUSH_S = 2.0
-"""Shutdown: time for connections to flush their last output, while the MCP connections close."""
 WINDOWS_GAPS = "the data dir's guarantees need O_NOFOLLOW and dir_fd, stdio servers need process groups"
 """What serving lacks on Windows (SPEC §10: type-checked and importable there, refused explicitly)."""
 
 
 def launch() -> int:
     """The program (the ``mcp-app-server`` script and ``python -m app_server``)."""
-    if sys.argv[1:] == [options.WATCH_CHILDREN]:
-        from mcp_runtime import watch_children
-
-        return watch_children()
     memory.pause_collector()
     try:
         args = options.parse(sys.argv[1:])
@@ -82,12 +66,16 @@ def launch() -> int:
         handshake.describe_policy(admin.summary())
     signals = StopSignals()
     secret_store = SecretStoreChoice(args.secret_store, data_dir)
-    early = EarlyStdio.begin(args, data_dir, signals, secret_store)
+    early = EarlyStdio.begin(args, data_dir, signals, secret_store.wait)
     return serve(args, Path(data_dir), signals, early, secret_store)
 
 
 def _subcommand(args: argparse.Namespace) -> int:
     memory.resume_collector()
+    if args.command == options.WATCH_CHILDREN:
+        from mcp_runtime import watch_children
+
+        return watch_children()
     if args.command == "generate-json-schema":
         from protocol.schema_export import write_schemas
 
@@ -97,43 +85,6 @@ def _subcommand(args: argparse.Namespace) -> int:
 
         write_typescript(Path(args.out))
     return 0
-
-
-class StopSignals:
-    """SIGTERM, SIGINT and SIGHUP stop the daemon alike (exit 0). Before the event loop runs, a handler records the
-    first and wakes start-up's reader; once the loop runs, its receiver takes them, and one that came before
-    stops the daemon at once. They stay caught until the daemon exits, so a repeated SIGTERM during shutdown does
-    not kill it midway."""
-
-    def __init__(self) -> None:
-        self.first: str | None = None
-        self._wake: Callable[[], None] = lambda: None
-
-    def install(self, wake: Callable[[], None]) -> None:
-        self._wake = wake
-        for signum in options.STOP_SIGNALS:
-            signal.signal(signum, self._received)
-
-    def _received(self, signum: int, frame: object) -> None:
-        """Runs in the main thread, between its bytecodes."""
-        if self.first is None:
-            self.first = signal.Signals(signum).name
-        self._wake()
-
-    async def watch(self, stop: anyio.Event, *, task_status: TaskStatus) -> None:
-        import anyio
-
-        from app_server.process.logs import get_logger
-
-        log = get_logger("app_server.startup")
-        with anyio.open_signal_receiver(*options.STOP_SIGNALS) as received:
-            task_status.started()
-            if self.first is not None:
-                log.info("signal_received", signal=self.first)
-                stop.set()
-            async for signum in received:
-                log.info("signal_received", signal=signal.Signals(signum).name)
-                stop.set()
 
 
 class SecretStoreChoice:
@@ -156,140 +107,6 @@ class SecretStoreChoice:
         return self._decision
 
 
-class EarlyStdio:
-    """stdin served in a thread before the loop runs: it answers a plainly valid ``initialize`` (with the bytes
-    the processor would write) and notes an ``initialized`` after it. The main thread reads what it served only
-    after ``handover``, which stops it without it taking a byte meant for the loop (it waits on stdin and on a
-    wake-up pipe)."""
-
-    def __init__(self, data_dir: str, secret_store: SecretStoreChoice) -> None:
-        self._data_dir = data_dir
-        self._secret_store = secret_store
-        self._client: handshake.Client | None = None
-        self._answered: tuple[int | str, float, int] | None = None
-        self._initialized = False
-        self.ended = False
-        """stdin reached its end while the reader served it: the loop does not read it again."""
-        self._input = bytearray()
-        self._declined = False
-        self._wake_read, self._wake_write = os.pipe()
-        self._woken = False
-        self._thread = threading.Thread(target=self._serve, name="early-stdio", daemon=True)
-
-    @classmethod
-    def begin(
-        cls, args: argparse.Namespace, data_dir: str, signals: StopSignals, secret_store: SecretStoreChoice
-    ) -> EarlyStdio | None:
-        """Serve the first stdio lines when the daemon serves on stdio alone (``--listen`` and ``--trace`` go the
-        ordinary way: a socket client may come first, and a trace records every line) and stdin is one ``select``
-        can wait on. The stop signals are caught from here on either way."""
-        if args.listen is not None or args.trace is not None or not _selectable():
-            signals.install(lambda: None)
-            return None
-        early = cls(data_dir, secret_store)
-        signals.install(early._wake)
-        sys.setswitchinterval(SWITCH_INTERVAL_S)
-        early._thread.start()
-        return early
-
-    def handover(self) -> tuple[bytes, handshake.ServedEarly]:
-        """Stop serving; the bytes read and not served, for the processor to read first, and what was served."""
-        self._wake()
-        self._thread.join()
-        os.close(self._wake_write)
-        os.close(self._wake_read)
-        return bytes(self._input), handshake.ServedEarly(self._client, self._answered, self._initialized)
-
-    def _wake(self) -> None:
-        """From the main thread only (a signal handler, or ``handover``): never twice, never after the close."""
-        if not self._woken:
-            self._woken = True
-            os.write(self._wake_write, b"\0")
-
-    def _serve(self) -> None:
-        while self._read():
-            self._serve_lines()
-
-    def _read(self) -> bool:
-        """Wait for stdin or the wake-up; False once nothing more is to be read here."""
-        if self._declined or self.ended:
-            return False
-        try:
-            ready = select.select([pipes.STDIN, self._wake_read], [], [])[0]
-            if self._wake_read in ready:
-                return False
-            chunk = os.read(pipes.STDIN, CHUNK)
-        except OSError:
-            self._declined = True  # the loop's reader meets the same stdin and reports it
-            return False
-        if not chunk:
-            self.ended = True
-            return False
-        self._input += chunk
-        return True
-
-    def _serve_lines(self) -> None:
-        """Answer complete lines from the front of the input while each is one this reader answers; only the
-        lines answered leave the input, so whatever goes wrong here, the processor gets every other line."""
-        start = 0
-        try:
-            while not self._declined:
-                end = self._input.find(b"\n", start)
-                if end < 0:
-                    self._declined = len(self._input) - start > LONGEST_EARLY_LINE
-                    break
-                if not self._served(bytes(self._input[start:end])):
-                    self._declined = True
-                    break
-                start = end + 1
-        except Exception:
-            self._declined = True  # the processor is the authority on this line; it answers it
-        finally:
-            del self._input[:start]
-
-    def _served(self, line: bytes) -> bool:
-        """Serve one line if it is a blank line, a plainly valid ``initialize`` or the ``initialized`` after it;
-        False leaves it (and the rest) to the processor."""
-        if not line.strip():
-            return True
-        try:
-            message = decode.decode(line, fast=False)
-        except decode.Rejected:
-            return False
-        if message is None:
-            return False
-        method, has_id = message.get("method"), "id" in message
-        if self._client is None and method == "initialize" and has_id:
-            began = time.perf_counter()
-            params = message.get("params")
-            client = handshake.quick_params(params if params is not None else {})
-            if client is None or not pipes.writable_now(pipes.STDOUT):
-                return False  # a client that does not read meets the processor's backpressure instead
-            store = self._secret_store.wait()
-            if store.refusal is not None:
-                return False  # start-up exits 2 saying why
-            answer = handshake.initialize_line(message["id"], client[:2], self._data_dir, store.wire())
-            try:
-                pipes.write_all(pipes.STDOUT, answer)
-            except OSError:
-                pass  # a client that is gone loses the answer, as on the loop
-            self._client = client
-            self._answered = (message["id"], time.perf_counter() - began, len(answer))
-            return True
-        if self._client is not None and method == "initialized" and not has_id:
-            self._initialized = True
-            return True
-        return False
-
-
-def _selectable() -> bool:
-    try:
-        select.select([pipes.STDIN], [pipes.STDOUT], [], 0)
-    except (OSError, ValueError):
-        return False
-    return True
-
-
 def serve(
     args: argparse.Namespace,
     data_dir: Path,
@@ -304,25 +121,22 @@ def serve(
     set_level(args.log_level)
     from mcp_runtime import (  # no pydantic: initialize first
         ConfigPolicy,
-        keep_login_path,
+        RuntimeSettings,
+        configure_runtime,
         raise_descriptor_limit,
         safe_fs,
-        set_policy,
-        use_child_watcher,
         use_secret_store,
     )
 
     descriptors = raise_descriptor_limit()  # before any server or socket takes one
-    set_policy(
-        ConfigPolicy(
-            args.transports,
-            args.stdio_sandbox,
-            path_from_shell=args.path_from_shell == "auto",
-            oauth_client_metadata_url=args.oauth_client_metadata_url,
-            credential_dirs=tuple(args.credential_dir),
-            allowed_env=tuple(args.allow_env) if args.allow_env is not None else None,
-            registry_url=args.registry_url,
-        )
+    policy = ConfigPolicy(
+        args.transports,
+        args.stdio_sandbox,
+        path_from_shell=args.path_from_shell == "auto",
+        oauth_client_metadata_url=args.oauth_client_metadata_url,
+        credential_dirs=tuple(args.credential_dir),
+        allowed_env=tuple(args.allow_env) if args.allow_env is not None else None,
+        registry_url=args.registry_url,
     )
     listen: tuple[Path, socket.socket] | None = None
     if args.listen is not None:
@@ -337,8 +151,7 @@ def serve(
     if sys.platform == "win32":
         print(f"{NAME}: serving is not supported on Windows: {WINDOWS_GAPS}", file=sys.stderr)
         return 2
-    use_child_watcher(_own_command(options.WATCH_CHILDREN))
-    keep_login_path(data_dir)
+    configure_runtime(RuntimeSettings(policy, _own_command(options.WATCH_CHILDREN), data_dir))
     try:
         safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
     except OSError as exc:
@@ -401,7 +214,7 @@ async def _serve(
     ``descriptors``: the soft descriptor limit as inherited and as raised, for the ``serving`` line."""
     import anyio
 
-    from app_server.context import Daemon
+    from app_server.daemon import Daemon
     from app_server.process.logs import get_logger
     from app_server.processor import Processor
     from app_server.wire.connection import ClientConnection
@@ -459,12 +272,12 @@ async def _serve(
             await stop.wait()
             for processor in list(processors):
                 processor.reading.cancel()
-            with anyio.move_on_after(SETTLE_S):
+            with anyio.move_on_after(shutdown.SETTLE_S):
                 for processor in list(processors):
                     await processor.settled.wait()
-            async with anyio.create_task_group() as shutdown:
-                shutdown.start_soon(daemon.aclose)
-                with anyio.move_on_after(FLUSH_S):
+            async with anyio.create_task_group() as closing:
+                closing.start_soon(daemon.aclose)
+                with anyio.move_on_after(shutdown.FLUSH_S):
                     for processor in list(processors):
                         await processor.finished.wait()
             serving.cancel_scope.cancel()
@@ -487,7 +300,7 @@ async def _load(daemon: Daemon, announce: Callable[[], None]) -> None:
 
     from app_server.process.logs import configure, get_logger
 
-    await daemon.after_first_answer()
+    await daemon.first_answer.wait()
     configure()
     announce()
     try:

@@ -231,14 +231,16 @@ class ThreadRegistry:
         self.index.refresh(record.view())
         return self._canonical(record)
 
-    def runtime(self, thread_id: str | None, connection: ClientConnection | None) -> McpThreadRuntime:
+    def runtime(self, thread_id: str | None) -> McpThreadRuntime:
         """``threadId → CanonicalThread → ExecutionBackend → AgentRuntimeState → McpThreadRuntime``."""
         thread = self.get(thread_id)
         if thread.record.status == "archived":
             raise AppError("threadArchived", "the thread is archived", threadId=thread.record.id)
-        if connection is not None:
-            self._bus.subscribe(thread.record.id, connection)
         return thread.backend.state().mcp
+
+    def follow(self, thread_id: str, connection: ClientConnection) -> None:
+        """``connection`` gets the thread's events from now on (a client that names a thread follows it)."""
+        self._bus.subscribe(thread_id, connection)
 
     # ---------------------------------------------------------------- methods
 
@@ -287,7 +289,7 @@ class ThreadRegistry:
         )
         self._save(record)
         thread = self._canonical(record)
-        self._bus.subscribe(record.id, connection)
+        self.follow(record.id, connection)
         thread.backend.state()  # connects in the background; thread/start returns at once
         log.info("thread_started", thread_id=record.id, servers=sorted(servers), connection=connection.label)
         return record.view()
@@ -296,9 +298,8 @@ class ThreadRegistry:
         """One page of ``thread/list``, newest first, served from the index."""
         return await self.index.page(cursor, limit)
 
-    def read(self, thread_id: str | None, connection: ClientConnection) -> tuple[Thread, Facts]:
+    def read(self, thread_id: str | None) -> tuple[Thread, Facts]:
         thread = self.get(thread_id)
-        self._bus.subscribe(thread.record.id, connection)
         return thread.record.view(), self.facts.facts(thread.record.id)
 
     async def archive(self, thread_id: str | None) -> Thread:

@@ -1,5 +1,8 @@
 """One client connection: what it is sent (responses, notifications, server requests, in the order they are made),
-its opt-outs, its requests in flight and the server requests waiting for its answer."""
+its opt-outs, its requests in flight and the server requests waiting for its answer.
+
+The connection is the one writer of a client's lines: ``respond``, ``respond_error``, ``notify`` and ``request``
+wrap their bodies in ``envelope`` and say how many bytes they wrote."""
 
 from __future__ import annotations
 
@@ -10,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from app_server.process.logs import get_logger
+from app_server.wire import envelope
 from app_server.wire.latest import LatestHeld, key_of
 from app_server.wire.transport import Transport
 from protocol.constants import MAX_OUTPUT_LINE_BYTES
-from protocol.encoding import compact, line, model_json
+from protocol.encoding import compact, model_json
 from protocol.jsonrpc import AppError, RequestId
 
 if TYPE_CHECKING:
@@ -39,16 +43,6 @@ class EncodedResult:
     spliced into the response as is."""
 
     body: bytes
-
-
-def _result_line(request_id: RequestId, body: bytes) -> bytes:
-    """Joined, not ``%``-formatted: ``bytes % (big,)`` over-allocates and shrinks a fresh buffer, which for a large
-    body costs page faults that ``join`` (sized once) does not."""
-    return b"".join((b'{"jsonrpc":"2.0","id":', compact(request_id), b',"result":', body, b"}\n"))
-
-
-def error_line(request_id: RequestId | None, error: AppError) -> bytes:
-    return line({"jsonrpc": "2.0", "id": request_id, "error": error.to_error()})
 
 
 def _is_low_priority(method: str) -> bool:
@@ -79,7 +73,7 @@ class ClientConnection:
         """The last dropped status of each (thread, server), owed to the client once it reads."""
         self.trace: Trace | None = None
 
-    def send_raw(self, data: bytes, now: bool = False) -> None:
+    def _send(self, data: bytes, now: bool = False) -> int:
         """``now``: write at once instead of with the other writes of this loop pass (see ``Transport.write``)."""
         if self.trace is not None:
             self.trace.outgoing(self.label, data)
@@ -87,21 +81,16 @@ class ClientConnection:
             self.transport.write(data, now)
         except OSError:
             log.info("client_gone", connection=self.label)
+        return len(data)
 
     def backlog(self) -> int:
         """Bytes written to this connection that the client has not read yet."""
         return self.transport.buffered()
 
-    def respond(self, request_id: RequestId, result: BaseModel | EncodedResult) -> None:
-        self.send_raw(self.result_line(request_id, result))
-
-    def respond_error(self, request_id: RequestId | None, error: AppError) -> None:
-        self.send_raw(error_line(request_id, error))
-
-    def result_line(self, request_id: RequestId, result: BaseModel | EncodedResult) -> bytes:
-        """The response line; a result that cannot be encoded as UTF-8 is escaped, one that cannot be encoded at
-        all is answered ``internal``, one past ``MAX_OUTPUT_LINE_BYTES`` ``responseTooLarge``: a reply always
-        exists, and no line is longer than a client may read."""
+    def respond(self, request_id: RequestId, result: BaseModel | EncodedResult, *, now: bool = False) -> int:
+        """Answer a request; the bytes written. A result that cannot be encoded as UTF-8 is escaped, one that
+        cannot be encoded at all is answered ``internal``, one past ``MAX_OUTPUT_LINE_BYTES`` ``responseTooLarge``:
+        a reply always exists, and no line is longer than a client may read."""
         if isinstance(result, EncodedResult):
             body = result.body
         else:
@@ -109,23 +98,31 @@ class ClientConnection:
                 body = model_json(result)
             except Exception:
                 log.error("result_not_encodable", connection=self.label, exc_info=True)
-                return error_line(request_id, AppError("internal", "the result could not be encoded"))
-        response = _result_line(request_id, body)
-        if len(response) - 1 > MAX_OUTPUT_LINE_BYTES:
-            log.warning("response_too_large", connection=self.label, size=len(response) - 1)
-            message = f"the answer is {len(response) - 1} bytes (max {MAX_OUTPUT_LINE_BYTES})"
-            return error_line(request_id, AppError("responseTooLarge", message, limit=MAX_OUTPUT_LINE_BYTES))
-        return response
+                return self.respond_error(request_id, AppError("internal", "the result could not be encoded"))
+        response = envelope.result(compact(request_id), body)
+        size = len(response) - 1
+        if size > MAX_OUTPUT_LINE_BYTES:
+            del response
+            log.warning("response_too_large", connection=self.label, size=size)
+            message = f"the answer is {size} bytes (max {MAX_OUTPUT_LINE_BYTES})"
+            return self.respond_error(request_id, AppError("responseTooLarge", message, limit=MAX_OUTPUT_LINE_BYTES))
+        return self._send(response, now)
 
-    def notify_encoded(self, method: str, params_json: bytes) -> None:
-        """Send a notification whose params are already JSON (shared across connections)."""
+    def respond_error(self, request_id: RequestId | None, error: AppError) -> int:
+        """Answer a request with a typed error (``request_id`` None when its id could not be read); the bytes
+        written."""
+        return self._send(envelope.error(request_id, error))
+
+    def notify_encoded(self, method: str, params_json: bytes) -> int:
+        """Send a notification whose params are already JSON (shared across connections); the bytes written, 0
+        when it was not sent (opted out, too large, or the client is not reading)."""
         if not self.initialized or method in self.opt_outs:
-            return
+            return 0
         limit = LOW_PRIORITY_BACKLOG if _is_low_priority(method) else NOTIFICATION_BACKLOG
         if len(params_json) > MAX_OUTPUT_LINE_BYTES - len(method) - 64:
             log.warning("notification_too_large", connection=self.label, method=method, size=len(params_json))
-            return
-        data = b'{"jsonrpc":"2.0","method":"%s","params":%s}\n' % (method.encode(), params_json)
+            return 0
+        data = envelope.notification(method, params_json)
         key = key_of(method, params_json)
         if self.backlog() + len(params_json) > limit:
             if not self.dropped_notifications:
@@ -133,17 +130,17 @@ class ClientConnection:
             self.dropped_notifications += 1
             if key is not None:
                 self.latest.hold(key, data)  # sent once the client reads again
-            return
+            return 0
         if key is not None:
             self.latest.sent(key)
-        self.send_raw(data)
+        return self._send(data)
 
     async def resend_latest(self) -> None:
         """For the connection's life: the held statuses go out once the client has read what was waiting."""
-        await self.latest.resend(self.transport.drain, self.send_raw)
+        await self.latest.resend(self.transport.drain, self._send)
 
-    def notify(self, method: str, params: BaseModel) -> None:
-        self.notify_encoded(method, model_json(params))
+    def notify(self, method: str, params: BaseModel) -> int:
+        return self.notify_encoded(method, model_json(params))
 
     async def request(self, method: str, params: BaseModel, request_id: str) -> dict[str, Any]:
         """Send a server request and wait for this connection's answer (the raw response message)."""
@@ -151,10 +148,7 @@ class ClientConnection:
             raise AppError("cancelled", "the client connection is closed")
         pending = self.pending[request_id] = PendingServerRequest()
         try:
-            self.send_raw(
-                b'{"jsonrpc":"2.0","id":"%s","method":"%s","params":%s}\n'
-                % (request_id.encode(), method.encode(), model_json(params))
-            )
+            self._send(envelope.request(request_id, method, model_json(params)))
             await pending.done.wait()
             if pending.response is None:
                 raise AppError("cancelled", "the client connection closed before answering")

@@ -2,13 +2,14 @@
 
 Plainly valid params (the common case) are read by a strict check; anything else goes to the catalog's model,
 which decides and gives the typed error. The answer's bytes are ``InitializeResult``'s (a test proves it), and
-both answerers (the start-up reader and the processor) write them with this one function.
+both answerers (the start-up reader and the processor) build them with ``initialize_result``.
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from app_server.wire import envelope
 from protocol.constants import NAME, PROTOCOL_VERSION, VERSION
 from protocol.encoding import compact_stdlib
 
@@ -24,9 +25,17 @@ def describe_policy(summary: dict[str, Any]) -> None:
 _PARAMS_KEYS = frozenset({"clientInfo", "capabilities"})
 _CLIENT_KEYS = frozenset({"name", "version", "title"})
 
-Client = tuple[str, str, frozenset[str], bool]
-"""A client's name, version, notification opt-outs and whether it renders MCP Apps views, as its ``initialize``
-gave them."""
+
+class Client(NamedTuple):
+    """A client as its ``initialize`` gave it (a named tuple: the early reader runs before ``dataclasses`` is
+    worth importing)."""
+
+    name: str
+    version: str
+    opt_outs: frozenset[str]
+    """The notification methods it opted out of."""
+    renders_views: bool
+    """Whether it renders MCP Apps views."""
 
 
 class ServedEarly(NamedTuple):
@@ -42,7 +51,7 @@ class ServedEarly(NamedTuple):
 
 
 def quick_params(params: Any) -> Client | None:
-    """``(client name, client version, opt-outs, renders views)`` for plainly valid params, else None."""
+    """The client of plainly valid params, else None."""
     if not isinstance(params, dict) or not params.keys() <= _PARAMS_KEYS:
         return None
     info = params.get("clientInfo")
@@ -60,24 +69,26 @@ def quick_params(params: Any) -> Client | None:
     apps = capabilities.get("mcpApps")
     if apps is not None and not isinstance(apps, dict):
         return None
-    return name, version, frozenset(opt_outs), apps is not None
+    return Client(name, version, frozenset(opt_outs), apps is not None)
 
 
-def initialize_line(
-    request_id: int | str, client: tuple[str, str], data_dir: str, secret_store: dict[str, str]
-) -> bytes:
-    """The response line: ``InitializeResult`` in its field order, as compact JSON."""
+def initialize_result(client: Client, data_dir: str, secret_store: dict[str, str]) -> bytes:
+    """``InitializeResult`` in its field order, as compact JSON."""
     from protocol.catalog import METHODS, NOTIFICATIONS
 
     result = {
         "serverInfo": {"name": NAME, "version": VERSION},
         "protocolVersion": PROTOCOL_VERSION,
-        "userAgent": f"{NAME}/{VERSION} ({client[0]}/{client[1]})",
+        "userAgent": f"{NAME}/{VERSION} ({client.name}/{client.version})",
         "dataDir": data_dir,
         "methods": sorted(m for m in METHODS if m != "initialize"),
         "notifications": sorted(NOTIFICATIONS),
         "policy": _policy_summary,
         "secretStore": secret_store,
     }
-    body = compact_stdlib(result)  # the start-up reader answers before orjson loads; the bytes are the same
-    return b'{"jsonrpc":"2.0","id":' + compact_stdlib(request_id) + b',"result":' + body + b"}\n"
+    return compact_stdlib(result)  # the start-up reader answers before orjson loads; the bytes are the same
+
+
+def initialize_line(request_id: int | str, client: Client, data_dir: str, secret_store: dict[str, str]) -> bytes:
+    """The start-up reader's response line, spelt by ``envelope`` as the connection spells it."""
+    return envelope.result(compact_stdlib(request_id), initialize_result(client, data_dir, secret_store))

@@ -44,7 +44,7 @@ class LatestHeld:
         """A newer notification for ``key`` reached the client: the held one is stale."""
         self._held.pop(key, None)
 
-    async def resend(self, room: Callable[[], Awaitable[None]], send: Callable[[bytes], None]) -> None:
+    async def resend(self, room: Callable[[], Awaitable[None]], send: Callable[[bytes], object]) -> None:
         """For the connection's life: whenever something is held, wait for ``room`` (the client has read what
         was waiting), then send what is held."""
         while True:

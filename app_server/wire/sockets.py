@@ -16,7 +16,8 @@ import anyio
 from anyio.abc import TaskStatus
 
 from app_server.process.logs import get_logger
-from app_server.wire.connection import ClientConnection, error_line
+from app_server.wire import envelope
+from app_server.wire.connection import ClientConnection
 from app_server.wire.transport import Transport
 from protocol.jsonrpc import AppError
 
@@ -108,7 +109,7 @@ async def serve(
         nonlocal counter, open_connections
         if open_connections >= MAX_CONNECTIONS:
             refusal = AppError("overloaded", f"at most {MAX_CONNECTIONS} socket connections; retry later")
-            refused = error_line(None, refusal)
+            refused = envelope.error(None, refusal)
             if trace is not None:
                 trace.outgoing("unix-refused", refused)
             writer.write(refused)

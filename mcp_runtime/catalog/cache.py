@@ -1,16 +1,21 @@
-"""One owner's tool catalog kept between reads: views and the search index rebuilt only when a connected
-server's catalog changes, visible sets and search answers (with their wire encoding) kept per context."""
+"""One owner's derived tool view, kept between reads: views and the search index rebuilt only when a connected
+server's catalog changes, visible sets and search answers (with their wire encoding) kept per context, and the
+tools calls run with their compiled validators (``spec``). Lists, search and calls judge visibility here."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from mcp_runtime.catalog.names import full_name
+from mcp_runtime.catalog.schemas import arguments_validator, validator
 from mcp_runtime.catalog.search import ToolIndex
-from mcp_runtime.catalog.views import build_views, visible_for_context
+from mcp_runtime.catalog.views import build_views, visibility, visible_for_context
 from protocol.config import McpServerConfig
+from protocol.jsonrpc import AppError
 from protocol.status import McpTool
-from protocol.tool import ToolView
+from protocol.tool import ToolView, Visibility
 
 VISIBLE_CACHE_SIZE = 64
 SEARCH_CACHE_SIZE = 256
@@ -28,10 +33,21 @@ class _Spent:
         self.bytes = 0
 
 
+@dataclass(frozen=True)
+class ToolSpec:
+    """One listed tool with the owner's decision about it and its compiled input and output validators."""
+
+    tool: McpTool
+    allowed: bool
+    visibility: tuple[Visibility, ...]
+    input: Any
+    output: Any
+
+
 class SearchAnswer:
-    """One kept search answer: the tools, the selected names not found, and its wire encoding, which the first
-    reader that sends it stores (the cache drops all three with its generation, and counts the encodings'
-    bytes). Shared: the tools and names are never changed."""
+    """One kept search answer: the tools, the selected names not found, and its wire encoding, made by the first
+    reader that sends it (the cache drops all three with its generation, and counts the encodings' bytes).
+    Shared: the tools and names are never changed."""
 
     __slots__ = ("_encoded", "_spent", "missing", "views")
 
@@ -41,26 +57,33 @@ class SearchAnswer:
         self._encoded: bytes | None = None
         self._spent = spent
 
-    @property
-    def encoded(self) -> bytes | None:
-        return self._encoded
+    def encoded(self) -> bytes:
+        """The ``ToolSearchResult`` as compact JSON, encoded once per kept answer: a repeated query costs a
+        lookup."""
+        if self._encoded is None:
+            from protocol.encoding import model_json
+            from protocol.tool import ToolSearchResult
 
-    @encoded.setter
-    def encoded(self, value: bytes | None) -> None:
-        if self._spent is not None:
-            self._spent.bytes += len(value or b"") - len(self._encoded or b"")
-        self._encoded = value
+            self._encoded = model_json(ToolSearchResult(data=self.views, missing=self.missing or None))
+            if self._spent is not None:
+                self._spent.bytes += len(self._encoded)
+        return self._encoded
 
 
 class CatalogCache:
-    """Views and the search index of one owner's connected servers, rebuilt only when a catalog changes.
+    """The derived tool view of one owner's servers: views and the search index, rebuilt only when a catalog
+    changes, and the specs of the tools its calls run.
 
     Connections replace their tool list (never mutate it) on refresh, so identity of the config and the
-    tool list tells whether a server's views are still current.
+    tool list tells whether a server's views (and a tool's validators) are still current.
     """
 
     def __init__(self) -> None:
         self._servers: dict[str, tuple[McpServerConfig, Sequence[McpTool], list[ToolView]]] = {}
+        self._specs: dict[tuple[str, str], ToolSpec] = {}
+        self._listed: dict[str, tuple[Sequence[McpTool], dict[str, McpTool]]] = {}
+        """Per server: the tool list its last call ran from and that list by name (rebuilt when the slot lists
+        anew)."""
         self._index: ToolIndex | None = None
         self._visible: dict[tuple[Any, ...], tuple[list[ToolView], frozenset[str]]] = {}
         self._answers: dict[tuple[Any, ...], SearchAnswer] = {}
@@ -147,6 +170,56 @@ class CatalogCache:
             views, missing = self.index().search(query, limit, visible=visible)
             hit = self._answers[key] = SearchAnswer(views, missing, self._spent)
         return hit
+
+    def spec(
+        self,
+        name: str,
+        config: McpServerConfig,
+        tools: Sequence[McpTool],
+        tool: str,
+        origin: Visibility,
+        *,
+        allowed_tools: Sequence[str] | None = None,
+        disabled_tools: Sequence[str] | None = None,
+    ) -> ToolSpec:
+        """The tool as listed in ``tools`` (captured for the whole call), for a call from ``origin`` (the model, or
+        the server's own view) under the owner's filters; raises ``unknownTool`` or ``toolNotAllowed``."""
+        index = self._listed.get(name)
+        if index is None or index[0] is not tools:
+            index = self._listed[name] = (tools, {t.name: t for t in reversed(tools)})
+            for key in [key for key in self._specs if key[0] == name]:
+                del self._specs[key]  # validators of a list that is gone go with it
+        listed = index[1].get(tool)
+        if listed is None:
+            raise AppError("unknownTool", f"server {name} has no tool {tool}", server=name, tool=tool)
+        key = (name, tool)
+        spec = self._specs.get(key)
+        if spec is None or spec.tool is not listed:
+            views = build_views(name, config, [listed])
+            visible = visible_for_context(
+                views,
+                caller=None,
+                include_deferred=True,
+                allowed_tools=allowed_tools,
+                disabled_tools=disabled_tools,
+                audience="any",
+            )
+            spec = self._specs[key] = ToolSpec(
+                tool=listed,
+                allowed=bool(visible),
+                visibility=visibility(views[0]) if views else (),  # filtered out: not allowed anyway
+                input=arguments_validator(listed.input_schema),
+                output=validator(listed.output_schema) if listed.output_schema is not None else None,
+            )
+        if not spec.allowed:
+            raise AppError(
+                "toolNotAllowed", f"{full_name(name, tool)} is not allowed in this thread", server=name, tool=tool
+            )
+        if origin not in spec.visibility:
+            who = " and ".join(f"the {caller}" for caller in spec.visibility) or "no one"
+            message = f"{full_name(name, tool)} may be called by {who}, not by the {origin}"
+            raise AppError("toolNotAllowed", message, server=name, tool=tool, visibility=list(spec.visibility))
+        return spec
 
 
 def _context_key(

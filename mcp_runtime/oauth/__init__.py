@@ -29,6 +29,7 @@ __all__ = [
     "StoredTokenStorage",
     "auth_status",
     "client_metadata_url",
+    "connection_auth",
     "login_client",
     "logs_in",
     "needs_login",
@@ -63,12 +64,25 @@ def _static_auth(config: HttpServerConfig) -> bool:
     return config.bearer_token_env_var is not None or any(is_sensitive_header(h) for h in config.env_headers)
 
 
-def oauth_auth(name: str, url: str, config: McpServerConfig, data_dir: Path) -> httpx2.Auth | None:
+def connection_auth(name: str, config: McpServerConfig, data_dir: Path, env: Mapping[str, str]) -> httpx2.Auth | None:
+    """The one entry the owners call: the HTTP auth for a session, or None; an OAuth server not logged in fails
+    closed here (starting it would only learn the same from a 401 a round trip later, and a start never begins a
+    login). ``env`` is the daemon's environment, where every secret a config names by variable is read."""
+    if not isinstance(config, HttpServerConfig):
+        return None
+    if config.oauth is not None and auth_status(name, config.url, config, data_dir) == "notLoggedIn":
+        raise AppError("authRequired", f"server {name} needs an OAuth login (mcpServer/oauth/login)", server=name)
+    return oauth_auth(name, config.url, config, data_dir, env)
+
+
+def oauth_auth(
+    name: str, url: str, config: McpServerConfig, data_dir: Path, env: Mapping[str, str]
+) -> httpx2.Auth | None:
     """The runtime ``httpx2.Auth`` for a connection, or None when OAuth does not apply (no ``oauth`` block and no
     stored credentials for exactly (name, url), or a static auth header).
 
-    Every connection to (name, url) shares one credential manager, which refreshes but never starts a login:
-    a request that needs one fails typed. Raises ``missingEnvVar`` when the client secret's variable is unset.
+    Every connection to (name, url) shares one auth object, which refreshes but never starts a login: a request
+    that needs one fails typed. Raises ``missingEnvVar`` when the client secret's variable is unset.
     """
     if not isinstance(config, HttpServerConfig) or _static_auth(config):
         return None
@@ -76,7 +90,7 @@ def oauth_auth(name: str, url: str, config: McpServerConfig, data_dir: Path) -> 
         return None
     from mcp_runtime.oauth.runtime import shared_auth
 
-    return shared_auth(name, url, config.oauth, data_dir, timeout_s=config.startup_timeout_ms / 1000)
+    return shared_auth(name, url, config.oauth, data_dir, env, timeout_s=config.startup_timeout_ms / 1000)
 
 
 def login_client(settings: OAuthSettings, env: Mapping[str, str]) -> Any:

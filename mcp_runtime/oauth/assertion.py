@@ -9,7 +9,6 @@ the server refused is remembered by its digest only, so it is not sent again unt
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -40,12 +39,12 @@ class HeldCredential:
         variable: str | None,
         setting: str,
         unavailable: Callable[[str], AppError],
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, str],
     ) -> None:
         self.path, self.variable = path, variable
         self.field = f"{setting}File" if path is not None else f"{setting}EnvVar"
         self._unavailable = unavailable
-        self._env = os.environ if env is None else env
+        self._env = env
         self._refused: set[str] = set()
 
     async def read(self) -> str:

@@ -227,6 +227,18 @@ class DPoP:
         self._nonces[origin] = nonce
         return True
 
+    def resend(self, response: httpx2.Response, request: httpx2.Request, access_token: str | None = None) -> bool:
+        """The one nonce rule, for login and runtime alike: whether ``response`` is a ``use_dpop_nonce`` answer
+        with a new nonce, and if so ``request`` is made ready to go once more, with a fresh proof carrying it
+        (presenting ``access_token`` when given). Retried once: the same nonce twice is not a new one."""
+        if not self.learn_nonce(response):
+            return False
+        if access_token is None:
+            self.sign(request)
+        else:
+            self.authorize(request, access_token)
+        return True
+
     def refused_nonce(self, response: httpx2.Response) -> AppError | None:
         """The typed failure of a request still answered ``use_dpop_nonce`` after its one retry."""
         if response.headers.get("dpop-nonce") and _nonce_error(response):
@@ -276,8 +288,7 @@ async def send_token_request(
     if proved:
         dpop.sign(request)
     response = await send(request)
-    if proved and dpop.learn_nonce(response):
-        dpop.sign(request)
+    if proved and dpop.resend(response, request):
         response = await send(request)
     return dpop.accept(response, proved)
 
@@ -344,11 +355,7 @@ class ProvingAuth(httpx2.Auth):
                     self._dpop.sign(outgoing)
                 token = None if token_request else self._present(outgoing)
                 response = await self._read_own((yield outgoing), outgoing, request)
-                if (proved or token is not None) and self._dpop.learn_nonce(response):
-                    if proved:
-                        self._dpop.sign(outgoing)
-                    else:
-                        self._present(outgoing)
+                if (proved or token is not None) and self._dpop.resend(response, outgoing, token):
                     response = await self._read_own((yield outgoing), outgoing, request)
                 if token_request:
                     response = self._dpop.accept(response, proved)

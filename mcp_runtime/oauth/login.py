@@ -23,7 +23,13 @@ import structlog
 from mcp_runtime.oauth.callback import CallbackHub
 from mcp_runtime.oauth.credentials import CredentialStore, expires_at
 from mcp_runtime.oauth.dpop import DPoP, Mode, ProvingAuth
-from mcp_runtime.oauth.policy import OriginPolicy, redirect_rejected, sdk_failure, silence_sdk_auth_logging
+from mcp_runtime.oauth.policy import (
+    OriginPolicy,
+    join_scopes,
+    redirect_rejected,
+    sdk_failure,
+    silence_sdk_auth_logging,
+)
 from protocol.jsonrpc import AppError
 from protocol.server import ErrorInfo
 
@@ -80,7 +86,7 @@ def _client_metadata(redirect_uri: str, scopes: list[str] | None) -> Any:
     """
     from mcp.shared.auth import OAuthClientMetadata
 
-    pinned = " ".join(scopes) if scopes else None
+    pinned = join_scopes(scopes)
 
     class _Metadata(OAuthClientMetadata):
         def __setattr__(self, name: str, value: Any) -> None:

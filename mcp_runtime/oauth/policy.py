@@ -17,6 +17,12 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _SDK_AUTH_LOGGERS = ("mcp.client.auth.oauth2", "mcp.client.auth.utils", "mcp.client.auth")
 
 
+def join_scopes(scopes: Iterable[str] | None) -> str | None:
+    """Scopes as the one space-separated ``scope`` parameter (RFC 6749 §3.3); None for none."""
+    joined = " ".join(scopes or ())
+    return joined or None
+
+
 def origin_of(url: str) -> str:
     """``scheme://host:port`` with the default port spelled out, for exact comparison."""
     parts = urlsplit(url)

@@ -1,4 +1,5 @@
-"""The auth both owners need for a server: the HTTP auth to connect with, and the ``authStatus`` of its row."""
+"""The auth both owners need for a server: the HTTP auth to connect with (``oauth.connection_auth``, the one entry),
+the ``authStatus`` of its row, and who is told when its login is lost."""
 
 from __future__ import annotations
 
@@ -7,24 +8,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp_runtime import oauth
+from mcp_runtime.oauth import connection_auth
 from protocol.config import HttpServerConfig, McpServerConfig
 from protocol.jsonrpc import AppError
+
+__all__ = ["auth_status", "connection_auth", "watch_login"]
 from protocol.status import AuthStatus
 
 if TYPE_CHECKING:
     import httpx2
-
-
-def connection_auth(name: str, config: McpServerConfig, data_dir: Path) -> httpx2.Auth | None:
-    """The HTTP auth for a session, or None; an OAuth server not logged in fails closed here.
-
-    Starting it would only learn the same from a 401 a round trip later, and a start never begins a login.
-    """
-    if not isinstance(config, HttpServerConfig):
-        return None
-    if config.oauth is not None and oauth.auth_status(name, config.url, config, data_dir) == "notLoggedIn":
-        raise AppError("authRequired", f"server {name} needs an OAuth login (mcpServer/oauth/login)", server=name)
-    return oauth.oauth_auth(name, config.url, config, data_dir)
 
 
 def auth_status(name: str, config: McpServerConfig, data_dir: Path) -> AuthStatus:

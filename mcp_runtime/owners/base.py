@@ -148,7 +148,7 @@ class SlotOwner(ABC):
         await load_sdk()
         self._publish(name, "starting")
         try:
-            auth = connection_auth(name, await revealed(name, config, "oauth."), self._data_dir)
+            auth = connection_auth(name, await revealed(name, config, "oauth."), self._data_dir, self._env)
         except AppError as exc:
             self._publish(name, "failed", exc)
             raise
@@ -246,8 +246,8 @@ class SlotOwner(ABC):
     # ----------------------------------------------------------------- reads
 
     def _use(self, name: str) -> AbstractAsyncContextManager[object]:
-        """Held around every request to ``name``'s server: a thread's quiet servers sleep, and this is what makes
-        one not quiet (the management owner's never sleep)."""
+        """Held around every request to ``name``'s server: a thread's unused servers sleep, and this is what keeps
+        one awake (the management owner's never sleep)."""
         return nullcontext()
 
     async def _slots(self, server: str | None) -> dict[str, SessionSlot]:

@@ -1,24 +1,27 @@
 """A server's elicitation in a thread (SPEC §7): which waiting tool call is asked, and what its answer is judged to be.
 
-The answer is judged once, here (``resolve_answer``): the handler that asked the client reports the judgement
-to it (``serverRequest/resolved``) and the runtime passes the same judgement upstream, so the client is never
-told one thing while the server gets another.
+The answer is judged once, here (``resolve_answer``): the calling connection's channel (``channel``) reports the
+judgement to it (``serverRequest/resolved``) and the runtime passes the same judgement upstream, so the client is
+never told one thing while the server gets another.
 """
 
 from __future__ import annotations
 
 import contextvars
 import functools
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import structlog
 
 from mcp_runtime.catalog.schemas import errors, non_finite, validator
 from protocol.elicitation import ElicitationFormSchema, ElicitationRequest, ServerRequestResolved, ValidationIssue
+
+if TYPE_CHECKING:
+    from mcp_runtime.owners.channel import ElicitationChannel
 
 log = structlog.get_logger("mcp_runtime.elicitation")
 
@@ -70,9 +73,6 @@ class Resolution:
 CANCELLED = Resolution("cancel")
 """No answer at all (connection closed, the call ended, the client answered with an error)."""
 
-AskCallback = Callable[[ElicitationRequest], Awaitable[Resolution]]
-"""Sends the elicitation to the calling client and returns its judged answer (``resolve_answer``)."""
-
 
 def _invalid(found: list[dict[str, str]]) -> Resolution:
     return Resolution("cancel", reason=INVALID_RESPONSE, errors=tuple(found[:MAX_ERRORS]))
@@ -110,12 +110,13 @@ SETTLE_S = 5.0
 
 @dataclass(eq=False)
 class Call:
-    """One tool call in flight: who to ask when the server elicits, and the elicitations it is waiting on."""
+    """One tool call in flight: the calling connection's channel, asked when the server elicits, and the
+    elicitations it is waiting on."""
 
     owner: object
     server: str
     turn_id: str | None
-    ask: AskCallback | None
+    channel: ElicitationChannel | None
     elicitations: set[anyio.CancelScope] = field(default_factory=set)
     _settled: anyio.Event | None = None
 
@@ -164,7 +165,7 @@ async def elicit(thread_id: str, server: str, call: Call | None, params: Any) ->
 
     if getattr(params, "mode", "form") != "form":
         return ElicitResult(action="decline")
-    if call is None or call.ask is None:
+    if call is None or call.channel is None:
         log.info("elicitation_declined_unattributed", server=server, thread_id=thread_id)
         return ElicitResult(action="decline")
     raw_schema = params.requested_schema
@@ -186,5 +187,5 @@ async def elicit(thread_id: str, server: str, call: Call | None, params: Any) ->
     )
     resolution = CANCELLED
     with call.waiting():
-        resolution = await call.ask(request)
+        resolution = await call.channel.ask(request)
     return resolution.result()

@@ -35,8 +35,8 @@ STABLE_AFTER_S = BACKOFF_MAX_S
 
 
 @dataclass
-class _Server:
-    """Everything the manager knows about one server name."""
+class ManagedServer:
+    """Everything the management owner knows about one server name (a thread's owner keeps a ``ThreadServer``)."""
 
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     slot: SessionSlot | None = None
@@ -64,7 +64,7 @@ class McpClientManager(SlotOwner):
         """``starting``: servers already being autostarted (their rows say ``starting`` until their start ends)."""
         super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner)
         self._snapshot = store_snapshot
-        self._entries: dict[str, _Server] = {}
+        self._entries: dict[str, ManagedServer] = {}
         self._closed = False
         self.expect_starts(starting)
 
@@ -117,8 +117,8 @@ class McpClientManager(SlotOwner):
 
     # -------------------------------------------------------------- lifecycle
 
-    def _entry(self, name: str) -> _Server:
-        return self._entries.setdefault(name, _Server())
+    def _entry(self, name: str) -> ManagedServer:
+        return self._entries.setdefault(name, ManagedServer())
 
     def expect_starts(self, names: Collection[str]) -> None:
         """These servers are about to be started (``start_enabled``): their rows say ``starting`` already."""
@@ -139,7 +139,7 @@ class McpClientManager(SlotOwner):
                 self._cancel_restart(entry)
             return await self._start_locked(name, entry, config)
 
-    def _is_live(self, entry: _Server, config: McpServerConfig) -> bool:
+    def _is_live(self, entry: ManagedServer, config: McpServerConfig) -> bool:
         slot = entry.slot
         return (
             slot is not None
@@ -148,7 +148,7 @@ class McpClientManager(SlotOwner):
             and normalized(entry.config) == normalized(config)
         )
 
-    async def _start_locked(self, name: str, entry: _Server, config: McpServerConfig) -> ServerStatus:
+    async def _start_locked(self, name: str, entry: ManagedServer, config: McpServerConfig) -> ServerStatus:
         if self._is_live(entry, config):
             return self._status(name, config, self._credentials_stamp())
         carried: frozenset[str] = frozenset()
@@ -262,7 +262,7 @@ class McpClientManager(SlotOwner):
         self._cancel_restart(entry)
         entry.restart = self._spawner.spawn(self._restart_loop, slot.name, entry, name=f"mcp-restart:{slot.name}")
 
-    async def _restart_loop(self, name: str, entry: _Server) -> None:
+    async def _restart_loop(self, name: str, entry: ManagedServer) -> None:
         while not self._closed:
             delay = min(BACKOFF_MAX_S, BACKOFF_INITIAL_S * 2**entry.attempts) * random.uniform(0.5, 1.0)
             entry.attempts += 1
@@ -278,7 +278,7 @@ class McpClientManager(SlotOwner):
                 except AppError as exc:
                     log.info("server_restart_failed", server=name, reason=exc.reason, attempt=entry.attempts)
 
-    def _cancel_restart(self, entry: _Server) -> None:
+    def _cancel_restart(self, entry: ManagedServer) -> None:
         handle, entry.restart = entry.restart, None
         if handle is not None:
             handle.cancel()

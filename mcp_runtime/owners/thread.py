@@ -5,7 +5,8 @@ A model's call must not race its thread's start, so every thread-scoped read and
 began with: its input schema is captured when it starts, and it returns the finished ``ToolCallResult``,
 projected and archived.
 
-Quiet servers sleep (SPEC §4, ``thread_server``): the next call, read, prompt get or subscribe wakes one first.
+Unused servers sleep (SPEC §4, ``thread_server``; the wire calls them ``idle``): the next call, read, prompt get or
+subscribe wakes one first.
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.oauth import logs_in, needs_login
 from mcp_runtime.owners import elicitation as _elicitation
 from mcp_runtime.owners.base import SlotOwner
-from mcp_runtime.owners.elicitation import AskCallback, Call
+from mcp_runtime.owners.channel import ElicitationChannel
+from mcp_runtime.owners.elicitation import Call
 from mcp_runtime.owners.preview import resource_read_fact
 from mcp_runtime.owners.projection import project, tool_call_json, unarchived
 from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.owners.thread_server import ThreadServer
-from mcp_runtime.owners.thread_tools import ToolSpecs
 from mcp_runtime.session.errors import timeout_error
 from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
 from mcp_runtime.storage.archive import ThreadArchive
@@ -65,7 +66,10 @@ class McpThreadRuntime(SlotOwner):
         super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner)
         self.thread_id: str = thread_id
         self._servers = {name: ThreadServer(config) for name, config in servers.items()}
-        self._tools = ToolSpecs(allowed_tools, disabled_tools)
+        self._filters = (
+            list(allowed_tools) if allowed_tools is not None else None,
+            list(disabled_tools) if disabled_tools else None,
+        )
         self._record_fact = record_fact
         self._archive = archive
         self._closed = False
@@ -105,20 +109,20 @@ class McpThreadRuntime(SlotOwner):
                 server.error = AppError("cancelled", f"start of {name} was interrupted", server=name)
                 raise
             else:
-                self._watch_quiet(name, server)
+                self._schedule_sleep(name, server)
         finally:
             server.woke(server.error)
             server.ready.set()
 
     # ------------------------------------------------------------------ sleep
 
-    def _watch_quiet(self, name: str, server: ThreadServer) -> None:
-        """A server just connected: it sleeps once quiet for its ``idleTimeoutMs`` (never when that is 0)."""
+    def _schedule_sleep(self, name: str, server: ThreadServer) -> None:
+        """A server just connected: it sleeps once unused for its ``idleTimeoutMs`` (never when that is 0)."""
         if server.config.idle_timeout_ms and not self._closed:
             if server.sleeper is not None:
                 server.sleeper.cancel()
             server.sleeper = self._spawner.spawn(
-                server.sleep_when_quiet, name, self.thread_id, lambda: self._closed, name=f"thread-idle:{name}"
+                server.sleep_when_due, name, self.thread_id, lambda: self._closed, name=f"thread-sleep:{name}"
             )
 
     def _use(self, name: str) -> AbstractAsyncContextManager[object]:
@@ -161,7 +165,7 @@ class McpThreadRuntime(SlotOwner):
 
     def tool_filters(self) -> tuple[list[str] | None, list[str] | None]:
         """The thread's ``allowedTools`` / ``disabledTools`` globs on full tool names."""
-        return self._tools.filters
+        return self._filters
 
     def _status(self, name: str, server: ThreadServer, stamp: CredentialsStamp) -> ServerStatus:
         error = server.error if server.slot is None else None
@@ -244,7 +248,7 @@ class McpThreadRuntime(SlotOwner):
         timeout_ms: int | None = None,
         meta: dict[str, Any] | None = None,
         progress: ProgressCallback | None = None,
-        ask: AskCallback | None = None,
+        channel: ElicitationChannel | None = None,
         origin: Visibility = "model",
     ) -> bytes:
         """Execute one tool call: its ``ToolCallResult`` JSON (``isError`` results included), projected and with
@@ -252,14 +256,17 @@ class McpThreadRuntime(SlotOwner):
         async with self._use(server):
             entry = self._server(server)
             slot = await self._ready_slot(server)
-            spec = self._tools.spec(server, entry.config, slot.tools, tool, origin)
+            allowed, disabled = self._filters
+            spec = self.catalog.spec(
+                server, entry.config, slot.tools, tool, origin, allowed_tools=allowed, disabled_tools=disabled
+            )
             problems = errors(spec.input, arguments if arguments is not None else {})
             if problems:
                 raise AppError(
                     "invalidArguments", f"arguments do not match the input schema of {tool}", errors=problems, tool=tool
                 )
             limit_ms = timeout_ms if timeout_ms is not None else entry.config.tool_timeout_ms
-            call = Call(self, server, turn_id, ask)
+            call = Call(self, server, turn_id, channel)
             entry.calls.append(call)
             token = _elicitation.current_call.set(call)
             try:

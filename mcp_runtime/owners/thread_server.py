@@ -37,10 +37,10 @@ class ThreadServer:
     busy: int = 0
     """Requests to the server in flight (a call waiting on an elicitation included)."""
     touched: anyio.Event = field(default_factory=anyio.Event)
-    """Set by every use and every end of one: the sleeper starts its wait for quiet again."""
+    """Set by every use and every end of one: the sleeper starts its wait again."""
     sleeper: TaskHandle | None = None
     asleep: bool = False
-    """Closed for quiet: ``slot`` is the closed slot, kept for its catalog."""
+    """Put to sleep: ``slot`` is the closed slot, kept for its catalog."""
     waking: bool = False
     """The start under way wakes a sleeping server (or retries a wake that failed)."""
     wake_failures: int = 0
@@ -66,12 +66,13 @@ class ThreadServer:
     def starting(self) -> bool:
         return self.task is not None and not self.ready.is_set()
 
-    def quiet(self) -> bool:
+    def may_sleep(self) -> bool:
+        """Nothing holds the server awake: no request in flight, no open subscription."""
         return not self.busy and (self.slot is None or not self.slot.subscriptions)
 
     @asynccontextmanager
     async def use(self) -> AsyncIterator[object]:
-        """A request to the server: while one is in flight it is not quiet, and its end starts the wait for quiet
+        """A request to the server: while one is in flight it may not sleep, and its end starts the wait for sleep
         again."""
         self.busy += 1
         self.touched.set()
@@ -81,18 +82,18 @@ class ThreadServer:
             self.busy -= 1
             self.touched.set()
 
-    async def sleep_when_quiet(self, name: str, thread_id: str, closed: Callable[[], bool]) -> None:
-        """Wait for ``idleTimeoutMs`` without a use while the server is quiet (any use starts the wait again),
+    async def sleep_when_due(self, name: str, thread_id: str, closed: Callable[[], bool]) -> None:
+        """Wait for ``idleTimeoutMs`` without a use while the server may sleep (any use starts the wait again),
         then put it to sleep: close its connection, keep its slot for the catalog."""
         timeout = self.config.idle_timeout_ms / 1000
         while True:
             self.touched = anyio.Event()
-            if not self.quiet():
+            if not self.may_sleep():
                 await self.touched.wait()
                 continue
             with anyio.move_on_after(timeout) as wait:
                 await self.touched.wait()
-            if wait.cancelled_caught and self.quiet():
+            if wait.cancelled_caught and self.may_sleep():
                 break
         slot = self.slot
         if slot is None or not slot.connected or closed():
@@ -100,4 +101,4 @@ class ThreadServer:
         self.asleep = True
         self.sleeper = None
         await slot.close()
-        log.info("server_idle", server=name, thread_id=thread_id, idle_ms=self.config.idle_timeout_ms)
+        log.info("server_asleep", server=name, thread_id=thread_id, idle_ms=self.config.idle_timeout_ms)

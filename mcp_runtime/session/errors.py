@@ -11,8 +11,8 @@ from typing import Any
 import structlog
 
 from mcp_runtime.platform import descriptors
+from mcp_runtime.session.refusal import REASON_MARKER
 from mcp_runtime.session.stdio import StdioTransport
-from mcp_runtime.session.upstream_guard import REASON_MARKER
 from protocol.jsonrpc import REASON_CODES, AppError
 
 log = structlog.get_logger("mcp_runtime.errors")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
-from mcp_runtime.session.upstream_guard import REASON_MARKER, refusal_body
+from mcp_runtime.session.refusal import REASON_MARKER, refusal_body
 from protocol.config import HttpServerConfig
 from protocol.jsonrpc import AppError
 

@@ -14,32 +14,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import structlog
 
-from protocol.encoding import compact
-from protocol.jsonrpc import REASON_CODES, AppError
+from mcp_runtime.session.refusal import REASON_MARKER
 
 if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
 
 log = structlog.get_logger("mcp_runtime.upstream")
-
-REASON_MARKER = "mcpAppServerReason"
-"""Key in a synthetic JSON-RPC error's ``data`` naming the typed reason the transport refused a response for."""
-
-
-def refusal_body(error: AppError) -> bytes:
-    """The synthetic JSON-RPC error a transport answers in place of a response it refused (an HTTP redirect, a 401,
-    an OAuth policy refusal): the SDK reads it as the request's error, and ``REASON_MARKER`` carries the typed
-    reason and its details back to the runtime."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": None,
-        "error": {
-            "code": int(REASON_CODES[error.reason]),
-            "message": error.message,
-            "data": {REASON_MARKER: error.reason, **error.details},
-        },
-    }
-    return compact(body)
 
 MAX_DETAIL = 300
 """``data.detail`` is cut here: it says what was wrong, never echoes the reply."""

@@ -367,7 +367,9 @@ def test_cached_answers_and_their_encoding_are_dropped_when_the_catalog_changes(
     cache = _cache()
     kept = cache.search("issue", 10, caller=None)
     assert names(kept.views) == ["mcp__github__create_issue"]
-    kept.encoded = b"sent before"
+    assert b"create_issue" in kept.encoded()
     cache.update({})
     fresh = cache.search("issue", 10, caller=None)
-    assert (fresh.views, fresh.missing, fresh.encoded) == ([], [], None)
+    assert fresh is not kept
+    assert (fresh.views, fresh.missing) == ([], [])
+    assert b"create_issue" not in fresh.encoded()

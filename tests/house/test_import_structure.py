@@ -155,6 +155,7 @@ APP_LAYERS = (
     "app_server.wire",
     "app_server.events",
     "app_server.threads",
+    "app_server.daemon",
     "app_server.context",
     "app_server.handlers",
     "app_server.processor",
@@ -163,8 +164,12 @@ APP_LAYERS = (
 )
 """The daemon's parts from the bottom up: a module imports only from its own part or the parts below it."""
 APP_LEAVES = ("app_server", "app_server.process", "app_server.process.logs", "app_server.process.options",
-              "app_server.process.memory")  # fmt: skip
-"""What every part may use (the logs, the command line's options, the memory policy): they import no other part."""
+              "app_server.process.memory", "app_server.process.signals", "app_server.process.shutdown",
+              "app_server.process.first_answer")  # fmt: skip
+"""What every part may use (the logs, the command line's options, the memory policy, the stop signals, the shutdown
+clock, the first answer): they import no other part."""
+ROOF = "app_server.process.startup"
+"""The program's top: it builds the daemon from the parts below; only ``__main__`` (the program) imports it."""
 
 
 def _layer(name: str) -> int:
@@ -175,7 +180,7 @@ def _layer(name: str) -> int:
 
 
 def test_app_server_imports_run_one_way() -> None:
-    """wire → events → threads → context → handlers → processor → start-up: start-up builds the daemon and
+    """wire → events → threads → daemon → context → handlers → processor → start-up: start-up builds the daemon and
     serves with the processor; nothing below start-up imports it, nothing below the processor dispatches."""
     for name, targets in _graph().items():
         if not name.startswith("app_server"):
@@ -186,3 +191,11 @@ def test_app_server_imports_run_one_way() -> None:
             continue
         upward = sorted(t for t in ours - set(APP_LEAVES) if _layer(t) > _layer(name))
         assert not upward, f"{name} imports {upward}, above it"
+
+
+def test_the_roof_stands_apart_from_the_leaves() -> None:
+    """``process/`` holds the roof and the leaves it uses: the roof is imported by the program alone, and the
+    leaves never reach up to it."""
+    importers = sorted(name for name, targets in _graph().items() if ROOF in targets)
+    assert importers == ["app_server.__main__"]
+    assert ROOF not in APP_LEAVES

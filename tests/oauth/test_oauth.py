@@ -21,7 +21,7 @@ from mcp_runtime.config.rules import parse_server_config
 from mcp_runtime.oauth import OAuthLogins, auth_status, oauth_auth
 from mcp_runtime.oauth.callback import CallbackHub
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
-from mcp_runtime.session.upstream_guard import REASON_MARKER
+from mcp_runtime.session.refusal import REASON_MARKER
 from protocol.jsonrpc import AppError
 from protocol.server import ErrorInfo
 from scripts.smoke.fixtures.launch import oauth_fixture
@@ -138,9 +138,9 @@ def test_auth_status(data_dir: Path) -> None:
     CredentialStore(data_dir).put("s", "https://a.example/mcp", {"tokens": {"access_token": "A"}})
     assert auth_status("s", "https://a.example/mcp", config, data_dir) == "oAuth"
     assert auth_status("s", "https://a.example/other", config, data_dir) == "notLoggedIn"
-    assert oauth_auth("s", "https://a.example/mcp", plain, data_dir) is not None  # stored tokens apply
-    assert oauth_auth("s", "https://a.example/mcp", bearer, data_dir) is None
-    assert oauth_auth("s", "https://b.example/mcp", plain, data_dir) is None
+    assert oauth_auth("s", "https://a.example/mcp", plain, data_dir, os.environ) is not None  # stored tokens apply
+    assert oauth_auth("s", "https://a.example/mcp", bearer, data_dir, os.environ) is None
+    assert oauth_auth("s", "https://b.example/mcp", plain, data_dir, os.environ) is None
 
 
 # --- loopback callback ---------------------------------------------------------------------------------------
@@ -247,7 +247,7 @@ async def test_login_then_runtime_refresh_and_restart_reuse(data_dir: Path, oaut
 
             config = http_config(oauth_url)
             assert auth_status("s", oauth_url, config, data_dir) == "oAuth"
-            auth = oauth_auth("s", oauth_url, config, data_dir)
+            auth = oauth_auth("s", oauth_url, config, data_dir, os.environ)
             assert auth is not None
             who = await call_whoami(oauth_url, auth)
             assert who["subject"] == "fixture-user" and who["scopes"] == ["mcp"]
@@ -255,7 +255,7 @@ async def test_login_then_runtime_refresh_and_restart_reuse(data_dir: Path, oaut
             # Let the 2 s token expire, then a new provider (a restart) refreshes from the stored entry.
             deadline = entry["expiresAt"]
             await anyio.sleep(max(0.0, deadline - time.time()) + 0.2)
-            restarted = oauth_auth("s", oauth_url, config, data_dir)
+            restarted = oauth_auth("s", oauth_url, config, data_dir, os.environ)
             assert restarted is not None
             assert (await call_whoami(oauth_url, restarted))["subject"] == "fixture-user"
             refreshed = CredentialStore(data_dir).get("s", oauth_url)
@@ -276,7 +276,7 @@ async def test_refresh_failure_is_reauthentication_required(data_dir: Path, oaut
         oauth_url,
         lambda e: {**e, "expiresAt": time.time() - 1, "tokens": {**e["tokens"], "refresh_token": "rt-revoked"}},
     )
-    auth = oauth_auth("s", oauth_url, http_config(oauth_url), data_dir)
+    auth = oauth_auth("s", oauth_url, http_config(oauth_url), data_dir, os.environ)
     async with httpx2.AsyncClient(auth=auth) as client:
         response = await client.post(oauth_url, json=PING, headers=MCP_HEADERS)
     assert response.status_code == 400
@@ -284,7 +284,7 @@ async def test_refresh_failure_is_reauthentication_required(data_dir: Path, oaut
 
 
 async def test_runtime_without_login_is_auth_required_and_never_logs_in(data_dir: Path, oauth_url: str) -> None:
-    auth = oauth_auth("s", oauth_url, http_config(oauth_url), data_dir)
+    auth = oauth_auth("s", oauth_url, http_config(oauth_url), data_dir, os.environ)
     assert auth is not None
     async with httpx2.AsyncClient(auth=auth) as client:
         response = await client.post(oauth_url, json=PING, headers=MCP_HEADERS)
@@ -390,7 +390,7 @@ def mock_server(
         },
     )
     oauth = {} if allowed_origins is None else {"allowedOrigins": allowed_origins}
-    auth = oauth_auth("s", url, http_config(url, **oauth), data_dir)
+    auth = oauth_auth("s", url, http_config(url, **oauth), data_dir, os.environ)
     assert auth is not None
     return auth, url
 
@@ -418,7 +418,7 @@ async def refreshes(url: str, auth: httpx2.Auth) -> int:
 
 async def test_concurrent_refreshes_are_merged(data_dir: Path, oauth_url: str) -> None:
     assert await login(data_dir, oauth_url) == (True, None)
-    auth = oauth_auth("s", oauth_url, http_config(oauth_url), data_dir)
+    auth = oauth_auth("s", oauth_url, http_config(oauth_url), data_dir, os.environ)
     assert auth is not None
     before = await refreshes(oauth_url, auth)
     CredentialStore(data_dir).update("s", oauth_url, lambda e: {**e, "expiresAt": time.time() - 1})
@@ -439,7 +439,7 @@ async def test_concurrent_refreshes_are_merged(data_dir: Path, oauth_url: str) -
 
 async def test_401_with_a_valid_looking_token_refreshes_once(data_dir: Path, oauth_url: str) -> None:
     assert await login(data_dir, oauth_url) == (True, None)
-    auth = oauth_auth("s", oauth_url, http_config(oauth_url), data_dir)
+    auth = oauth_auth("s", oauth_url, http_config(oauth_url), data_dir, os.environ)
     assert auth is not None
     before = await refreshes(oauth_url, auth)
     CredentialStore(data_dir).update(
@@ -452,7 +452,7 @@ async def test_401_with_a_valid_looking_token_refreshes_once(data_dir: Path, oau
 
 async def test_insufficient_scope_is_typed_and_remembered_for_step_up(data_dir: Path, oauth_url: str) -> None:
     assert await login(data_dir, oauth_url) == (True, None)
-    auth = oauth_auth("s", oauth_url, http_config(oauth_url), data_dir)
+    auth = oauth_auth("s", oauth_url, http_config(oauth_url), data_dir, os.environ)
     assert auth is not None
     with pytest.raises(Exception) as info:
         await fixture_call(oauth_url, auth, "admin")
@@ -510,7 +510,7 @@ async def test_a_redirecting_token_endpoint_fails_the_refresh(data_dir: Path) ->
     async with anyio.create_task_group() as tg:
         port = await tg.start(serve_raw, {b"POST /token": redirect})
         url = store_expired(data_dir, port)
-        auth = oauth_auth("s", url, http_config(url), data_dir)
+        auth = oauth_auth("s", url, http_config(url), data_dir, os.environ)
         async with httpx2.AsyncClient(auth=auth) as client:
             response = await client.post(url, json=PING)
         tg.cancel_scope.cancel()
@@ -523,7 +523,7 @@ async def test_a_refresh_is_bounded_by_the_startup_timeout(data_dir: Path) -> No
         port = await tg.start(serve_raw, {b"POST /token": None})
         url = store_expired(data_dir, port)
         config = parse_server_config("s", {"type": "http", "url": url, "oauth": {}, "startupTimeoutMs": 300})
-        auth = oauth_auth("s", url, config, data_dir)
+        auth = oauth_auth("s", url, config, data_dir, os.environ)
         with anyio.fail_after(20):
             async with httpx2.AsyncClient(auth=auth, timeout=None) as client:
                 response = await client.post(url, json=PING)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app_server.wire.handshake import initialize_line
+from app_server.wire.handshake import Client, initialize_line
 from protocol.jsonrpc import AppError
 from tests.support.daemon_client import conformance
 
@@ -20,7 +20,7 @@ def _method_is(method: str | None) -> Any:
 def test_what_the_daemon_builds_conforms() -> None:
     checks = conformance()
     store = {"kind": "file", "backend": "files in the data dir"}
-    initialize = json.loads(initialize_line(1, ("app", "1"), "/d", store))
+    initialize = json.loads(initialize_line(1, Client("app", "1", frozenset(), False), "/d", store))
     assert checks.problem(initialize, _method_is("initialize")) is None
     for error in (AppError("unknownServer", "no server named 'x'", server="x"), AppError("internal", "internal error")):
         assert checks.problem({"jsonrpc": "2.0", "id": 2, "error": error.to_error()}, _method_is(None)) is None

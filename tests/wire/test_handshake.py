@@ -63,7 +63,7 @@ def test_quick_check_accepts_only_what_the_model_accepts_and_reads_it_the_same(p
 
 
 def test_plain_params_take_the_quick_path() -> None:
-    assert handshake.quick_params(CASES[0]) == ("app", "1.2", frozenset(), False)
+    assert handshake.quick_params(CASES[0]) == handshake.Client("app", "1.2", frozenset(), renders_views=False)
     assert handshake.quick_params(CASES[3]) == ("app", "1", frozenset({"a", "b"}), False)
     apps = {"clientInfo": {"name": "app", "version": "1"}, "capabilities": {"mcpApps": {}}}
     assert handshake.quick_params(apps) == ("app", "1", frozenset(), True)
@@ -110,7 +110,8 @@ def test_the_initialize_line_is_the_catalog_result_as_the_connection_writes_it(
     )
     written = b'{"jsonrpc":"2.0","id":' + compact(request_id) + b',"result":' + model_json(model) + b"}\n"
     store = {"kind": "keychain", "backend": "Secret Service"}
-    assert handshake.initialize_line(request_id, (name, version), data_dir, store) == written
+    client = handshake.Client(name, version, frozenset(), renders_views=False)
+    assert handshake.initialize_line(request_id, client, data_dir, store) == written
 
 
 def test_autostart_waits_for_initialized_and_starts_the_servers_enabled_then(tmp_path: Path) -> None:
