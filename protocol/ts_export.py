@@ -300,7 +300,7 @@ def _mcp_apps() -> str:
     return (
         "/**\n"
         " * MCP Apps (`io.modelcontextprotocol/ui`): a view's MIME type, the sandbox relay's two messages, the\n"
-        " * longest origin a view may declare, and each `_meta.ui.permissions` key with the frame feature granting it.\n"
+        " * longest origin a view may declare, each `_meta.ui.permissions` key with the frame feature granting it.\n"
         " */\n"
         "export const MCP_APPS = {\n"
         f"  extension: {json.dumps(apps.APPS_EXTENSION)},\n"

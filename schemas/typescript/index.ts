@@ -2503,7 +2503,7 @@ export const TOOL_NAME_RULE = {
 
 /**
  * MCP Apps (`io.modelcontextprotocol/ui`): a view's MIME type, the sandbox relay's two messages, the
- * longest origin a view may declare, and each `_meta.ui.permissions` key with the frame feature granting it.
+ * longest origin a view may declare, each `_meta.ui.permissions` key with the frame feature granting it.
  */
 export const MCP_APPS = {
   extension: "io.modelcontextprotocol/ui",
