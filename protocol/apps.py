@@ -19,7 +19,9 @@ PERMISSION_FEATURES = {
 }
 MAX_ORIGIN_CHARS = 256
 
-_ORIGIN = re.compile(r"(?P<scheme>https?|wss?)://(?P<host>\[[0-9A-Fa-f:.]+\]|[^/:?#@\[\]\\\s]+)(?::(?P<port>[0-9]{1,5}))?/?")
+_ORIGIN = re.compile(
+    r"(?P<scheme>https?|wss?)://(?P<host>\[[0-9A-Fa-f:.]+\]|[^/:?#@\[\]\\\s]+)(?::(?P<port>[0-9]{1,5}))?/?"
+)
 _ASCII_HOST = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+")
 _NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*")
 _LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".home.arpa")

@@ -63,7 +63,11 @@ def test_anything_else_is_refused(entry: object) -> None:
 
 
 def test_the_model_drops_what_is_not_an_origin_and_notes_it(caplog: pytest.LogCaptureFixture) -> None:
-    meta = {"csp": {"connectDomains": ["https://ok.example.com", "https://Ünï.example\r\nX: y", "*", "https://ok.example.com/"]}}
+    meta = {
+        "csp": {
+            "connectDomains": ["https://ok.example.com", "https://Ünï.example\r\nX: y", "*", "https://ok.example.com/"]
+        }
+    }
     with caplog.at_level(logging.WARNING, logger="protocol.resource"):
         ui = UiResourceMeta.model_validate(meta)
     assert ui.csp is not None
