@@ -66,7 +66,7 @@ export async function mountAppView(container: HTMLElement, options: MountAppView
   frame.setAttribute("sandbox", VIEW_SANDBOX);
   const allow = allowAttribute(view.ui.permissions);
   if (allow !== "") frame.setAttribute("allow", allow);
-  frame.style.cssText = `display:block;width:100%;height:${MIN_HEIGHT * 5}px;border:0`;
+  frame.style.cssText = "display:block;width:100%;border:0";
   const links = document.createElement("div");
   links.className = "mcp-app-links";
   container.append(frame, links);

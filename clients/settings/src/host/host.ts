@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AppServerClient } from "mcp-app-server-client";
+import { AppsSandbox } from "mcp-app-server-client/apps-host";
 import type { SidecarExit } from "mcp-app-server-client";
 import { Bridge } from "./bridge.js";
 import { externalUrl, openInSystemBrowser } from "./browser.js";
@@ -16,7 +17,6 @@ import type { OpenExternal } from "./browser.js";
 import { OneTimeCodes } from "./codes.js";
 import { Gate, newToken } from "./gate.js";
 import { PageFiles, securityHeaders } from "./pages.js";
-import { SandboxServer } from "./sandbox.js";
 
 /** The host's name and version, as the daemon sees its lifecycle connection. */
 export const HOST_INFO = { name: "mcp-app-server-settings-host", version: "0.1.0" } as const;
@@ -56,8 +56,10 @@ export interface Host {
   readonly url: string;
   readonly port: number;
   readonly token: string;
-  /** The MCP Apps sandbox's origin (a second loopback port). */
+  /** The MCP Apps sandbox's relay origin (a second loopback port; each server's view has its own origin there). */
   readonly sandboxOrigin: string;
+  /** The sandbox's URL the page mounts views with (`mountAppView`'s `sandbox`; it carries the sandbox's token). */
+  readonly sandboxUrl: string;
   /** The daemon's `--listen` socket. */
   readonly socketPath: string;
   /** The lifecycle connection (the sidecar's stdio). */
@@ -104,7 +106,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
   client.on("restarted", () => log("daemon restarted; pages reconnect"));
 
   let port = 0;
-  const sandbox = new SandboxServer(() => port);
+  let sandbox: AppsSandbox | undefined;
   const gate = new Gate(token, () => port);
   const codes = new OneTimeCodes(options.codeTtlMs, options.clock);
   const bridge = new Bridge(socketPath, gate, log);
@@ -180,16 +182,20 @@ export async function startHost(options: HostOptions): Promise<Host> {
 
   let pages: PageFiles;
   try {
-    await sandbox.listen();
-    pages = new PageFiles(sandbox.origin);
+    sandbox = await AppsSandbox.start({
+      pageOrigins: () => [`http://127.0.0.1:${port}`, `http://localhost:${port}`],
+      log,
+    });
+    pages = new PageFiles(sandbox.url);
     await listen(server, options.port ?? 0);
   } catch (error) {
-    await sandbox.close();
+    await sandbox?.close();
     await client.close();
     rmSync(socketDir, { recursive: true, force: true });
     throw error;
   }
   port = (server.address() as AddressInfo).port;
+  const views = sandbox;
   let closing: Promise<void> | undefined;
   const origin = `http://127.0.0.1:${port}`;
   const oneTimeUrl = (): string => `${origin}/#code=${codes.issue()}`;
@@ -197,7 +203,8 @@ export async function startHost(options: HostOptions): Promise<Host> {
     url: `${origin}/#token=${token}`,
     port,
     token,
-    sandboxOrigin: sandbox.origin,
+    sandboxOrigin: views.origin,
+    sandboxUrl: views.url,
     socketPath,
     client,
     pages: () => bridge.size,
@@ -211,7 +218,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
         bridge.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
-        await sandbox.close();
+        await views.close();
         await client.close();
         rmSync(socketDir, { recursive: true, force: true });
       })();
