@@ -1,8 +1,10 @@
 // mcp-app-server-client/apps-host (Node): the MCP Apps sandbox a host serves next to its page (SPEC §13), so that
-// no view ever shares an origin with the page, with another server's view, or with the relay that frames it. One
-// loopback port, three kinds of document: the relay on `http://127.0.0.1:<port>`, and each view on its own
-// `http://<label>.localhost:<port>` (one label per server, see `viewLabel`), with the view's declared origins as its
-// Content-Security-Policy header. Each document needs this run's token; no request can end the host.
+// no view ever shares an origin with the page, with another server's view, or with the relay that frames it. The
+// relay is served on the sandbox's port; each view label (one per server and declared `_meta.ui.domain`, see
+// `viewLabel`) gets a loopback port of its own, on first use, serving that view's document with the view's declared
+// origins as its Content-Security-Policy header. Ports, not `<label>.localhost` names: a view on a port stays
+// same-site with the page, so a browser that blocks third-party storage still gives the view its own storage.
+// Each document needs this run's token; no request can end the host.
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -18,7 +20,10 @@ export type { ViewCsp } from "./apps/policy.js";
 
 const DIST = new URL("./", import.meta.url);
 const MAX_URL_BYTES = 16 * 1024;
-/** The relay's document: `?token=&page=<page origin>&view=<label>&csp=<JSON of _meta.ui.csp>`. */
+/** The most view origins one run serves (one per server and declared domain; a page cannot open ports unbounded). */
+export const MAX_VIEW_ORIGINS = 128;
+/** The relay's document: `?token=&page=<page origin>&view=<label>&csp=<JSON of _meta.ui.csp>`; it names the view's
+ * origin in `<meta name="view-origin">`. */
 export const RELAY_PATH = "/relay.html";
 /** A view's document, on the view's own origin: `?token=&relay=<relay origin>&csp=<JSON>`. */
 export const VIEW_PATH = "/view.html";
@@ -52,6 +57,8 @@ export interface AppsSandboxOptions {
 export class AppsSandbox {
   private readonly token = randomBytes(24).toString("hex");
   private readonly scripts = new Map<string, Buffer>();
+  /** Each view label's listener, by label; a pending entry while it starts. */
+  private readonly views = new Map<string, Promise<Listening>>();
   private port = 0;
 
   private constructor(
@@ -65,16 +72,9 @@ export class AppsSandbox {
   static async start(options: AppsSandboxOptions): Promise<AppsSandbox> {
     const server = createServer();
     const sandbox = new AppsSandbox(server, options);
-    server.on("request", (request: IncomingMessage, response: ServerResponse) => sandbox.answer(request, response));
-    server.on("clientError", (_error, socket) => socket.destroy());
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(options.port ?? 0, "127.0.0.1", () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
-    sandbox.port = (server.address() as AddressInfo).port;
+    const handle = (request: IncomingMessage, response: ServerResponse): Promise<void> =>
+      sandbox.handleRelay(request, response);
+    sandbox.port = await listen(server, options.port ?? 0, handle, options.log);
     return sandbox;
   }
 
@@ -88,68 +88,80 @@ export class AppsSandbox {
     return `${this.origin}${RELAY_PATH}?token=${this.token}`;
   }
 
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
+  /** The origin of `label`'s views, starting its listener on first use; `undefined` past `MAX_VIEW_ORIGINS`. */
+  async viewOrigin(label: string): Promise<string | undefined> {
+    if (!VIEW_LABEL.test(label)) return undefined;
+    let listening = this.views.get(label);
+    if (listening === undefined) {
+      if (this.views.size >= MAX_VIEW_ORIGINS) return undefined;
+      const server = createServer();
+      const handle = (request: IncomingMessage, response: ServerResponse): Promise<void> =>
+        this.handleView(request, response, (server.address() as AddressInfo).port);
+      listening = listen(server, 0, handle, this.options.log).then((port) => ({ server, port }));
+      listening.catch(() => this.views.delete(label));
+      this.views.set(label, listening);
+    }
+    return `http://127.0.0.1:${(await listening).port}`;
   }
 
-  /** Every request is answered or dropped here; nothing it carries can throw out of the listener. */
-  private answer(request: IncomingMessage, response: ServerResponse): void {
-    try {
-      this.handle(request, response);
-    } catch (error) {
-      this.options.log?.(`apps sandbox: ${error instanceof Error ? error.message : String(error)}`);
-      if (!response.headersSent) plain(response, 500, "the sandbox could not answer this request");
-      else response.destroy();
-    }
+  async close(): Promise<void> {
+    const servers = [this.server, ...(await Promise.allSettled(this.views.values())).flatMap((entry) =>
+      entry.status === "fulfilled" ? [entry.value.server] : [],
+    )];
+    await Promise.all(
+      servers.map((server) => {
+        server.closeAllConnections();
+        return new Promise<void>((resolve) => server.close(() => resolve()));
+      }),
+    );
   }
 
-  private handle(request: IncomingMessage, response: ServerResponse): void {
-    if (request.method !== "GET" && request.method !== "HEAD") return plain(response, 405, "only GET");
-    if ((request.url ?? "").length > MAX_URL_BYTES) return plain(response, 414, "the URL is too long");
-    const place = this.place(request.headers.host);
-    if (place === undefined) return plain(response, 421, "the Host header names no place of this sandbox");
-    const url = new URL(request.url ?? "/", this.origin);
-    const script = this.scripts.get(url.pathname);
-    if (script !== undefined) return this.send(request, response, "text/javascript; charset=utf-8", script, {});
-    const expected = place === "relay" ? RELAY_PATH : VIEW_PATH;
-    if (url.pathname !== expected) return plain(response, 404, "not a document of this sandbox");
-    if (!this.tokenMatches(url.searchParams.get("token"))) return plain(response, 403, "the token is missing or wrong");
-    const destination = request.headers["sec-fetch-dest"];
-    if (destination !== undefined && destination !== "iframe") return plain(response, 403, "only framed");
-    let csp: ViewCsp | undefined;
-    try {
-      const parsed: unknown = JSON.parse(url.searchParams.get("csp") ?? "null");
-      csp = typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as ViewCsp) : undefined;
-    } catch {
-      return plain(response, 400, "csp is not JSON");
-    }
+  /** The relay's port: the relay document (which starts its view's listener) and the scripts. */
+  private async handleRelay(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = this.checked(request, response, this.port, RELAY_PATH);
+    if (url === undefined) return;
+    if (parseCsp(url) === undefined) return plain(response, 400, "csp is not a JSON object");
     const pages = frameAncestorSources(this.pageOrigins());
-    if (place === "relay") {
-      const label = url.searchParams.get("view") ?? "";
-      if (!VIEW_LABEL.test(label)) return plain(response, 400, "view is not a view label");
-      const body =
-        '<!doctype html><html><head><meta charset="utf-8">' +
-        `<meta name="page-origins" content="${pages.join(" ")}">` +
-        "<style>html,body{margin:0;height:100%;overflow:hidden}iframe{border:0;width:100%;height:100%;display:block}</style>" +
-        '<script type="module" src="/apps/relay.js"></script></head><body></body></html>';
-      const viewOrigin = `http://${label}.localhost:${this.port}`;
-      return this.send(request, response, "text/html; charset=utf-8", Buffer.from(body), {
-        "Content-Security-Policy": relayPolicy(viewOrigin, pages),
-      });
-    }
+    const viewOrigin = await this.viewOrigin(url.searchParams.get("view") ?? "");
+    if (viewOrigin === undefined) return plain(response, 400, "view is not a view label, or too many views were opened");
+    const body =
+      '<!doctype html><html><head><meta charset="utf-8">' +
+      `<meta name="page-origins" content="${pages.join(" ")}"><meta name="view-origin" content="${viewOrigin}">` +
+      "<style>html,body{margin:0;height:100%;overflow:hidden}iframe{border:0;width:100%;height:100%;display:block}</style>" +
+      '<script type="module" src="/apps/relay.js"></script></head><body></body></html>';
+    return this.send(request, response, "text/html; charset=utf-8", Buffer.from(body), {
+      "Content-Security-Policy": relayPolicy(viewOrigin, pages),
+    });
+  }
+
+  /** A view label's port: the view's document, with its policy, framed by the relay and the page, and the scripts. */
+  private async handleView(request: IncomingMessage, response: ServerResponse, port: number): Promise<void> {
+    const url = this.checked(request, response, port, VIEW_PATH);
+    if (url === undefined) return;
+    const csp = parseCsp(url);
+    if (csp === undefined) return plain(response, 400, "csp is not a JSON object");
     if (url.searchParams.get("relay") !== this.origin) return plain(response, 400, "relay is not this sandbox's");
+    const pages = frameAncestorSources(this.pageOrigins());
     const body = '<!doctype html><html><head><meta charset="utf-8"><script type="module" src="/apps/view-boot.js"></script></head></html>';
     return this.send(request, response, "text/html; charset=utf-8", Buffer.from(body), {
       "Content-Security-Policy": viewPolicy(csp, [this.origin, ...pages]),
     });
   }
 
-  /** Which document a Host header may ask for: the relay's (`127.0.0.1:<port>`) or a view's (`<label>.localhost`). */
-  private place(host: string | undefined): "relay" | "view" | undefined {
-    if (host === `127.0.0.1:${this.port}`) return "relay";
-    const match = /^([a-z0-9]+)\.localhost:([0-9]+)$/.exec(host ?? "");
-    return match !== null && VIEW_LABEL.test(match[1] ?? "") && match[2] === String(this.port) ? "view" : undefined;
+  /** The checks every request passes: a GET of a bounded URL naming this listener; a script is answered here, a
+   * document only with the token and into a frame. The URL of a document request that passed, else `undefined`. */
+  private checked(request: IncomingMessage, response: ServerResponse, port: number, document: string): URL | undefined {
+    if (request.method !== "GET" && request.method !== "HEAD") return void plain(response, 405, "only GET");
+    if ((request.url ?? "").length > MAX_URL_BYTES) return void plain(response, 414, "the URL is too long");
+    if (request.headers.host !== `127.0.0.1:${port}`) return void plain(response, 421, "the Host header names another place");
+    const url = new URL(request.url ?? "/", `http://127.0.0.1:${port}`);
+    const script = this.scripts.get(url.pathname);
+    if (script !== undefined) return void this.send(request, response, "text/javascript; charset=utf-8", script, {});
+    if (url.pathname !== document) return void plain(response, 404, "not a document of this place");
+    if (!this.tokenMatches(url.searchParams.get("token"))) return void plain(response, 403, "the token is missing or wrong");
+    const destination = request.headers["sec-fetch-dest"];
+    if (destination !== undefined && destination !== "iframe") return void plain(response, 403, "only framed");
+    return url;
   }
 
   private pageOrigins(): readonly string[] {
@@ -174,6 +186,45 @@ export class AppsSandbox {
     response.writeHead(200, { ...COMMON_HEADERS, ...headers, "Content-Type": type, "Content-Length": body.length });
     response.end(request.method === "HEAD" ? undefined : body);
   }
+}
+
+interface Listening {
+  readonly server: Server;
+  readonly port: number;
+}
+
+/** The view's declared origins from the query (`{}` when absent); `undefined` when not a JSON object. */
+function parseCsp(url: URL): ViewCsp | undefined {
+  try {
+    const parsed: unknown = JSON.parse(url.searchParams.get("csp") ?? "{}");
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as ViewCsp) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Serve `handle` on a loopback port; every request is answered or dropped, nothing it carries can throw out. */
+function listen(
+  server: Server,
+  port: number,
+  handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
+  log?: (line: string) => void,
+): Promise<number> {
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    handle(request, response).catch((error: unknown) => {
+      log?.(`apps sandbox: ${error instanceof Error ? error.message : String(error)}`);
+      if (!response.headersSent) plain(response, 500, "the sandbox could not answer this request");
+      else response.destroy();
+    });
+  });
+  server.on("clientError", (_error, socket) => socket.destroy());
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
 }
 
 function plain(response: ServerResponse, status: number, text: string): void {

@@ -18,8 +18,8 @@ export function allowAttribute(permissions: object | undefined): string {
     .join("; ");
 }
 
-/** A view's label: its own origin is `http://<label>.localhost:<sandbox port>`, one per server (and per declared
- * `_meta.ui.domain`), so no server's view shares storage with another's. A SHA-256 so no server can pick another's. */
+/** A view's label: the sandbox gives each label an origin of its own, so one per server (and per declared
+ * `_meta.ui.domain`) means no server's view shares storage with another's. A SHA-256 so no server can pick another's. */
 export async function viewLabel(server: string, domain: string | undefined): Promise<string> {
   const bytes = new TextEncoder().encode(`${server}\n${domain ?? ""}`);
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));

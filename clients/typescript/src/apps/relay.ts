@@ -1,9 +1,9 @@
 // The relay: the outer frame of the spec's double iframe, on the sandbox's relay origin. It frames the view's own
-// origin (`<label>.localhost`, another origin than the relay's, so the view can touch neither the relay nor another
-// server's view), hands the view's HTML to the view's bootstrap, and passes JSON-RPC messages between the host's
+// origin (a port of its own, which the sandbox names in the relay's document: another origin than the relay's, so the
+// view can touch neither the relay nor another server's view), hands the view's HTML to the view's bootstrap, and passes JSON-RPC messages between the host's
 // page and the view, each way only from the one window and origin expected.
 import { MCP_APPS } from "../generated/protocol.js";
-import { VIEW_BOOT_HTML, VIEW_BOOT_READY, VIEW_LABEL, VIEW_SANDBOX, allowAttribute } from "./frame.js";
+import { VIEW_BOOT_HTML, VIEW_BOOT_READY, VIEW_SANDBOX, allowAttribute } from "./frame.js";
 
 interface ResourceReady {
   readonly html?: unknown;
@@ -12,14 +12,13 @@ interface ResourceReady {
 
 function start(): void {
   const query = new URLSearchParams(location.search);
-  const meta = document.querySelector<HTMLMetaElement>('meta[name="page-origins"]');
-  const allowed = new Set((meta?.content ?? "").split(" ").filter((origin) => origin !== ""));
+  const meta = (name: string): string => document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content ?? "";
+  const allowed = new Set(meta("page-origins").split(" ").filter((origin) => origin !== ""));
   const page = query.get("page") ?? "";
-  const label = query.get("view") ?? "";
+  const viewOrigin = meta("view-origin");
   if (window.self === window.top) throw new Error("the relay runs only inside the host's page");
   if (!allowed.has(page)) throw new Error(`the relay serves only its host's page, not ${page}`);
-  if (!VIEW_LABEL.test(label)) throw new Error("the relay was given no view label");
-  const viewOrigin = `${location.protocol}//${label}.localhost:${location.port}`;
+  if (!viewOrigin.startsWith("http://127.0.0.1:")) throw new Error("the relay was given no view origin");
   const viewUrl = new URL("/view.html", viewOrigin);
   viewUrl.searchParams.set("token", query.get("token") ?? "");
   viewUrl.searchParams.set("relay", location.origin);
