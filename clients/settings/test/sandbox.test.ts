@@ -1,6 +1,7 @@
 // The settings host's MCP Apps sandbox (SPEC §13), the client kit's `AppsSandbox`: the page frames only the relay's
-// origin, the relay only the view's own origin (one per server), each document framed only by the page (and the
-// view by its relay too), the view's declared origins as its policy, and no request able to end the host.
+// origin, the relay only the view's own origin (a port per view label, so one per server), each document framed
+// only by the page (and the view by its relay too), the view's declared origins as its policy, and no request able
+// to end the host.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,6 +37,19 @@ const directive = (policy: string, name: string): string | undefined =>
 
 const pageOrigins = (): string => `http://127.0.0.1:${host.port} http://localhost:${host.port}`;
 
+/** The relay document as the page asks for it. */
+function relayPath(label = LABEL): string {
+  return `/relay.html?${new URLSearchParams({ token, page: `http://127.0.0.1:${host.port}`, view: label, csp: "{}" })}`;
+}
+
+/** The view origin's port the relay names for `label` (its listener starts on the first relay of the label). */
+async function viewPort(label = LABEL): Promise<number> {
+  const relay = await httpRequest(port, "GET", relayPath(label), { host: `127.0.0.1:${port}` });
+  const origin = /<meta name="view-origin" content="(http:\/\/127\.0\.0\.1:(\d+))">/.exec(relay.body);
+  assert.ok(origin !== null, relay.body);
+  return Number(origin[2]);
+}
+
 /** A view document as its relay asks for it, on the view's own origin. */
 function viewPath(csp: unknown): string {
   const query = new URLSearchParams({ token, relay: host.sandboxOrigin, csp: typeof csp === "string" ? csp : JSON.stringify(csp) });
@@ -54,13 +68,16 @@ test("the page frames only the sandbox's relay origin, and is given the sandbox'
   assert.equal(directive(page.headers.get("content-security-policy") ?? "", "frame-src"), `frame-src ${host.sandboxOrigin}`);
 });
 
-test("the relay is framed only by the page and frames only the view's own origin", async () => {
-  const query = new URLSearchParams({ token, page: `http://127.0.0.1:${host.port}`, view: LABEL, csp: "{}" });
-  const answer = await httpRequest(port, "GET", `/relay.html?${query}`, { host: `127.0.0.1:${port}`, "sec-fetch-dest": "iframe" });
+test("the relay is framed only by the page and frames only the view's own origin, one per label", async () => {
+  const answer = await httpRequest(port, "GET", relayPath(), { host: `127.0.0.1:${port}`, "sec-fetch-dest": "iframe" });
   assert.equal(answer.status, 200);
   const policy = String(answer.headers["content-security-policy"]);
+  const mine = await viewPort();
+  assert.equal(await viewPort(), mine);
+  const other = await viewPort(`v${"cd".repeat(16)}`);
+  assert.ok(new Set([port, host.port, mine, other]).size === 4, `${port} ${host.port} ${mine} ${other}`);
   assert.equal(directive(policy, "frame-ancestors"), `frame-ancestors ${pageOrigins()}`);
-  assert.equal(directive(policy, "frame-src"), `frame-src http://${LABEL}.localhost:${port}`);
+  assert.equal(directive(policy, "frame-src"), `frame-src http://127.0.0.1:${mine}`);
   assert.equal(directive(policy, "script-src"), "script-src 'self'");
   assert.match(answer.body, /<script type="module" src="\/apps\/relay\.js">/);
   const script = await httpRequest(port, "GET", "/apps/relay.js", { host: `127.0.0.1:${port}` });
@@ -73,7 +90,8 @@ test("a view's policy names exactly its declared origins, in ASCII, framed by it
     connectDomains: ["https://api.example.test", "http://127.0.0.1:9", "https://a.test; script-src *", "*"],
     resourceDomains: ["https://Bücher.example"],
   };
-  const answer = await httpRequest(port, "GET", viewPath(csp), { host: `${LABEL}.localhost:${port}` });
+  const view = await viewPort();
+  const answer = await httpRequest(view, "GET", viewPath(csp), { host: `127.0.0.1:${view}` });
   assert.equal(answer.status, 200);
   const policy = String(answer.headers["content-security-policy"]);
   assert.equal(directive(policy, "connect-src"), "connect-src 'self' https://api.example.test");
@@ -84,17 +102,18 @@ test("a view's policy names exactly its declared origins, in ASCII, framed by it
 });
 
 test("no domain a view declares can end the host: non-Latin-1, control characters, header breaks", async () => {
+  const view = await viewPort();
   const hostile = ["https://例え.テスト", "https://ex\u0001ample.com", "https://a.com\r\nSet-Cookie: x=1", "https://\u0100.com", "https://é\u0000.com"];
   for (const entry of hostile) {
-    const answer = await httpRequest(port, "GET", viewPath({ connectDomains: [entry], frameDomains: [entry] }), {
-      host: `${LABEL}.localhost:${port}`,
+    const answer = await httpRequest(view, "GET", viewPath({ connectDomains: [entry], frameDomains: [entry] }), {
+      host: `127.0.0.1:${view}`,
     });
     assert.equal(answer.status, 200, entry);
     assert.doesNotMatch(String(answer.headers["content-security-policy"]), /[^\x20-\x7e]|set-cookie/i);
     assert.equal(answer.headers["set-cookie"], undefined);
   }
-  const idn = await httpRequest(port, "GET", viewPath({ connectDomains: ["https://例え.テスト"] }), {
-    host: `${LABEL}.localhost:${port}`,
+  const idn = await httpRequest(view, "GET", viewPath({ connectDomains: ["https://例え.テスト"] }), {
+    host: `127.0.0.1:${view}`,
   });
   assert.match(String(idn.headers["content-security-policy"]), /connect-src 'self' https:\/\/xn--r8jz45g\.xn--zckzah/);
   const alive = await fetch(`http://127.0.0.1:${host.port}/`);
@@ -103,21 +122,24 @@ test("no domain a view declares can end the host: non-Latin-1, control character
 });
 
 test("the sandbox answers only its own places, only GETs, only with its token, only into frames", async () => {
-  const relay = `/relay.html?${new URLSearchParams({ token, page: `http://127.0.0.1:${host.port}`, view: LABEL })}`;
-  const cases: [string, string, Record<string, string>, number][] = [
-    ["GET", relay, { host: `evil.example.test:${port}` }, 421],
-    ["GET", relay, { host: `other.localhost:${port}` }, 421],
-    ["POST", relay, { host: `127.0.0.1:${port}` }, 405],
-    ["GET", "/", { host: `127.0.0.1:${port}` }, 404],
-    ["GET", relay.replace(token, "0".repeat(48)), { host: `127.0.0.1:${port}` }, 403],
-    ["GET", relay, { host: `127.0.0.1:${port}`, "sec-fetch-dest": "image" }, 403],
-    ["GET", `${relay}&csp=%7Bnot-json`, { host: `127.0.0.1:${port}` }, 400],
-    ["GET", relay.replace(LABEL, "nolabel"), { host: `127.0.0.1:${port}` }, 400],
-    ["GET", viewPath({}), { host: `127.0.0.1:${port}` }, 404],
-    ["GET", viewPath({}).replace(encodeURIComponent(host.sandboxOrigin), "http%3A%2F%2Fevil.test"), { host: `${LABEL}.localhost:${port}` }, 400],
+  const relay = relayPath();
+  const view = await viewPort();
+  const cases: [number, string, string, Record<string, string>, number][] = [
+    [port, "GET", relay, { host: `evil.example.test:${port}` }, 421],
+    [port, "GET", relay, { host: `localhost:${port}` }, 421],
+    [port, "POST", relay, { host: `127.0.0.1:${port}` }, 405],
+    [port, "GET", "/", { host: `127.0.0.1:${port}` }, 404],
+    [port, "GET", relay.replace(token, "0".repeat(48)), { host: `127.0.0.1:${port}` }, 403],
+    [port, "GET", relay, { host: `127.0.0.1:${port}`, "sec-fetch-dest": "image" }, 403],
+    [port, "GET", relay.replace("csp=%7B%7D", "csp=%7Bnot-json"), { host: `127.0.0.1:${port}` }, 400],
+    [port, "GET", relay.replace(LABEL, "nolabel"), { host: `127.0.0.1:${port}` }, 400],
+    [port, "GET", viewPath({}), { host: `127.0.0.1:${port}` }, 404],
+    [view, "GET", relay, { host: `127.0.0.1:${view}` }, 404],
+    [view, "GET", viewPath({}), { host: `127.0.0.1:${port}` }, 421],
+    [view, "GET", viewPath({}).replace(encodeURIComponent(host.sandboxOrigin), "http%3A%2F%2Fevil.test"), { host: `127.0.0.1:${view}` }, 400],
   ];
-  for (const [method, path, headers, status] of cases) {
-    const answer = await httpRequest(port, method, path, headers, method === "POST" ? "x" : undefined);
+  for (const [to, method, path, headers, status] of cases) {
+    const answer = await httpRequest(to, method, path, headers, method === "POST" ? "x" : undefined);
     assert.equal(answer.status, status, `${method} ${path} ${JSON.stringify(headers)}`);
   }
 });
