@@ -217,7 +217,11 @@ function listen(
       else response.destroy();
     });
   });
-  server.on("clientError", (_error, socket) => socket.destroy());
+  // A request Node cannot parse (a control character in a header, a malformed line) is refused, never thrown.
+  server.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    else socket.destroy();
+  });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, "127.0.0.1", () => {
