@@ -17,6 +17,7 @@ import type { OpenExternal } from "./browser.js";
 import { OneTimeCodes } from "./codes.js";
 import { Gate, newToken } from "./gate.js";
 import { PageFiles, securityHeaders } from "./pages.js";
+import { BrowserSessions } from "./sessions.js";
 
 /** The host's name and version, as the daemon sees its lifecycle connection. */
 export const HOST_INFO = { name: "mcp-app-server-settings-host", version: "0.1.0" } as const;
@@ -107,7 +108,8 @@ export async function startHost(options: HostOptions): Promise<Host> {
 
   let port = 0;
   let sandbox: AppsSandbox | undefined;
-  const gate = new Gate(token, () => port);
+  const sessions = new BrowserSessions();
+  const gate = new Gate(token, () => port, sessions);
   const codes = new OneTimeCodes(options.codeTtlMs, options.clock);
   const bridge = new Bridge(socketPath, gate, log);
   const server = createServer((request, response) => {
@@ -124,6 +126,11 @@ export async function startHost(options: HostOptions): Promise<Host> {
       return;
     }
     const path = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
+    if (request.method === "GET" && path === "/") {
+      // The browser that loads the page gets a nonce: only it may trade a one-time code (SESSION_PATH).
+      const cookie = sessions.cookieFor(request);
+      if (cookie !== undefined) response.setHeader("Set-Cookie", cookie);
+    }
     if ((request.method === "GET" || request.method === "HEAD") && pages.serve(request, response, path)) return;
     if (path === OPEN_PATH && request.method === "POST") {
       await openRequested(request, response);
@@ -159,18 +166,32 @@ export async function startHost(options: HostOptions): Promise<Host> {
       answer(response, refusal.status, refusal.reason);
       return;
     }
+    // Only a browser that loaded the page trades a code (a program that read the code has no such cookie).
+    const nonce = sessions.nonceOf(request);
+    if (nonce === undefined) {
+      answer(response, 403, "this browser has not loaded the page: open the URL the host printed");
+      return;
+    }
     const body = await readBody(request);
-    const outcome = codes.redeem(body === undefined ? undefined : field(body, "code"));
+    const code = body === undefined ? undefined : field(body, "code");
+    const outcome = codes.redeem(code);
     if (outcome !== "ok") {
+      const spent = outcome === "used" ? codes.sessionOf(code) : undefined;
+      if (spent !== undefined) {
+        sessions.end(spent);
+        bridge.endSession(spent);
+      }
       log(
         outcome === "used"
-          ? "refused a one-time code that was already used: if you did not open the page twice, another program may have read it"
+          ? "refused a one-time code that was already used, and ended the session it opened: if you did not open the page twice, another program may have read it"
           : `refused a one-time code (${outcome})`,
       );
       answer(response, 403, "the code is unknown, already used or expired: open the URL the host printed");
       return;
     }
-    const text = JSON.stringify({ token });
+    const session = sessions.open(nonce);
+    codes.bind(code as string, session);
+    const text = JSON.stringify({ token: session });
     response.writeHead(200, {
       "Content-Type": "application/json; charset=utf-8",
       "Content-Length": Buffer.byteLength(text),
