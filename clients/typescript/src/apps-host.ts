@@ -1,8 +1,9 @@
 // mcp-app-server-client/apps-host (Node): the MCP Apps sandbox a host serves next to its page (SPEC §13), so that
 // no view ever shares an origin with the page, with another server's view, or with the relay that frames it. The
 // relay is served on the sandbox's port; each view label (one per server and declared `_meta.ui.domain`, see
-// `viewLabel`) gets a loopback port of its own, on first use, serving that view's document with the view's declared
-// origins as its Content-Security-Policy header. Ports, not `<label>.localhost` names: a view on a port stays
+// `viewLabel`) gets a loopback port of its own, on first use, serving that view's HTML (which the relay hands over
+// once, by a POST from its own origin) as a real document with the view's declared origins as its
+// Content-Security-Policy header. Ports, not `<label>.localhost` names: a view on a port stays
 // same-site with the page, so a browser that blocks third-party storage still gives the view its own storage.
 // Each document needs this run's token; no request can end the host.
 import { randomBytes, timingSafeEqual } from "node:crypto";
@@ -22,15 +23,21 @@ const DIST = new URL("./", import.meta.url);
 const MAX_URL_BYTES = 16 * 1024;
 /** The most view origins one run serves (one per server and declared domain; a page cannot open ports unbounded). */
 export const MAX_VIEW_ORIGINS = 128;
+/** The largest view the relay may hand over (the daemon reads views up to 16 MiB), and how much may wait at once. */
+const MAX_VIEW_BYTES = 17 * 1024 * 1024;
+const MAX_WAITING_BYTES = 64 * 1024 * 1024;
+/** How long a handed-over view waits for its frame to load it. */
+const VIEW_TTL_MS = 60_000;
+/** Where the relay hands a view's HTML over: `POST ?token=&view=<label>`, answered `{"id"}` for `VIEW_PATH`. */
+export const VIEWS_PATH = "/views";
 /** The relay's document: `?token=&page=<page origin>&view=<label>&csp=<JSON of _meta.ui.csp>`; it names the view's
  * origin in `<meta name="view-origin">`. */
 export const RELAY_PATH = "/relay.html";
-/** A view's document, on the view's own origin: `?token=&relay=<relay origin>&csp=<JSON>`. */
+/** A view's document, on the view's own origin: `?token=&id=<from VIEWS_PATH>&csp=<JSON>`, served once. */
 export const VIEW_PATH = "/view.html";
 /** The scripts the two documents load (ES modules, as built), by the path they are served at. */
 const SCRIPTS: { readonly [path: string]: string } = {
   "/apps/relay.js": "apps/relay.js",
-  "/apps/view-boot.js": "apps/view-boot.js",
   "/apps/frame.js": "apps/frame.js",
   "/generated/protocol.js": "generated/protocol.js",
 };
@@ -59,6 +66,8 @@ export class AppsSandbox {
   private readonly scripts = new Map<string, Buffer>();
   /** Each view label's listener, by label; a pending entry while it starts. */
   private readonly views = new Map<string, Promise<Listening>>();
+  /** Views handed over by a relay and not yet loaded, by id. */
+  private readonly waiting = new Map<string, Waiting>();
   private port = 0;
 
   private constructor(
@@ -105,6 +114,8 @@ export class AppsSandbox {
   }
 
   async close(): Promise<void> {
+    for (const { timer } of this.waiting.values()) clearTimeout(timer);
+    this.waiting.clear();
     const servers = [this.server, ...(await Promise.allSettled(this.views.values())).flatMap((entry) =>
       entry.status === "fulfilled" ? [entry.value.server] : [],
     )];
@@ -116,8 +127,9 @@ export class AppsSandbox {
     );
   }
 
-  /** The relay's port: the relay document (which starts its view's listener) and the scripts. */
+  /** The relay's port: the relay document (which starts its view's listener), the scripts, and the hand-over. */
   private async handleRelay(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (request.method === "POST") return this.handOver(request, response);
     const url = this.checked(request, response, this.port, RELAY_PATH);
     if (url === undefined) return;
     if (parseCsp(url) === undefined) return plain(response, 400, "csp is not a JSON object");
@@ -140,12 +152,37 @@ export class AppsSandbox {
     if (url === undefined) return;
     const csp = parseCsp(url);
     if (csp === undefined) return plain(response, 400, "csp is not a JSON object");
-    if (url.searchParams.get("relay") !== this.origin) return plain(response, 400, "relay is not this sandbox's");
+    const id = url.searchParams.get("id") ?? "";
+    const view = this.waiting.get(id);
+    if (view === undefined || view.port !== port) return plain(response, 404, "no such view is waiting here");
+    this.waiting.delete(id);
+    clearTimeout(view.timer);
     const pages = frameAncestorSources(this.pageOrigins());
-    const body = '<!doctype html><html><head><meta charset="utf-8"><script type="module" src="/apps/view-boot.js"></script></head></html>';
-    return this.send(request, response, "text/html; charset=utf-8", Buffer.from(body), {
+    return this.send(request, response, "text/html; charset=utf-8", view.html, {
       "Content-Security-Policy": viewPolicy(csp, [this.origin, ...pages]),
     });
+  }
+
+  /** The relay hands a view's HTML over (from its own origin, with the token): kept once, for a short time. */
+  private async handOver(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (request.headers.host !== `127.0.0.1:${this.port}`) return plain(response, 421, "the Host header names another place");
+    if (request.headers.origin !== this.origin) return plain(response, 403, "only the relay hands views over");
+    const url = new URL(request.url ?? "/", this.origin);
+    if (url.pathname !== VIEWS_PATH) return plain(response, 404, "not a place of this sandbox");
+    if (!this.tokenMatches(url.searchParams.get("token"))) return plain(response, 403, "the token is missing or wrong");
+    const origin = await this.viewOrigin(url.searchParams.get("view") ?? "");
+    if (origin === undefined) return plain(response, 400, "view is not a view label, or too many views were opened");
+    const html = await readBounded(request, MAX_VIEW_BYTES);
+    if (html === undefined) return plain(response, 413, "the view is too large");
+    let held = html.length;
+    for (const entry of this.waiting.values()) held += entry.html.length;
+    if (held > MAX_WAITING_BYTES) return plain(response, 503, "too many views are waiting to load");
+    const id = randomBytes(16).toString("hex");
+    const timer = setTimeout(() => this.waiting.delete(id), VIEW_TTL_MS);
+    timer.unref();
+    this.waiting.set(id, { html, port: Number(new URL(origin).port), timer });
+    const body = Buffer.from(JSON.stringify({ id }));
+    return this.send(request, response, "application/json", body, {});
   }
 
   /** The checks every request passes: a GET of a bounded URL naming this listener; a script is answered here, a
@@ -191,6 +228,28 @@ export class AppsSandbox {
 interface Listening {
   readonly server: Server;
   readonly port: number;
+}
+
+interface Waiting {
+  readonly html: Buffer;
+  /** The view origin's port that may serve it. */
+  readonly port: number;
+  readonly timer: NodeJS.Timeout;
+}
+
+/** The request's body, or `undefined` past `limit` bytes (the rest is not read). */
+async function readBounded(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      request.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }
 
 /** The view's declared origins from the query (`{}` when absent); `undefined` when not a JSON object. */

@@ -5,10 +5,6 @@ import { MCP_APPS } from "../generated/protocol.js";
 /** The frames' `sandbox` attribute, as ext-apps' basic-host sets it (no popups, no top navigation). */
 export const VIEW_SANDBOX = "allow-scripts allow-same-origin allow-forms";
 
-/** The relay's private message to a view's bootstrap, and the bootstrap's answer: never forwarded. */
-export const VIEW_BOOT_READY = "mcp-app-server/view-boot-ready";
-export const VIEW_BOOT_HTML = "mcp-app-server/view-boot-html";
-
 /** The `allow` attribute for the permissions a view asked for (`_meta.ui.permissions`); unknown ones grant nothing. */
 export function allowAttribute(permissions: object | undefined): string {
   const asked = (permissions ?? {}) as { readonly [feature: string]: unknown };

@@ -35,11 +35,13 @@ export function viewPolicy(csp: ViewCsp | undefined, ancestors: readonly string[
   ]);
 }
 
-/** The relay's policy: its own script, the one view origin it frames, framed only by the host's page. */
+/** The relay's policy: its own script, the hand-over to its own origin, the one view origin it frames, framed only
+ * by the host's page. */
 export function relayPolicy(viewOrigin: string, pageOrigins: readonly string[]): string {
   return checked([
     "default-src 'none'",
     "script-src 'self'",
+    "connect-src 'self'",
     "style-src 'unsafe-inline'",
     `frame-src ${viewOrigin}`,
     "base-uri 'none'",

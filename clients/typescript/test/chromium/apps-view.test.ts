@@ -1,4 +1,5 @@
-// The MCP Apps kit in Chromium (Debian's /usr/bin/chromium, `make chromium`): a renderer bundled with esbuild and no
+// The MCP Apps kit in Chromium (Debian's /usr/bin/chromium, `make chromium`; run apart from the other tests, without
+// --disallow-code-generation-from-strings, which Playwright's own selector engine needs in Node): a renderer bundled with esbuild and no
 // plugin (examples/renderer.ts) talks to the real daemon through a MessagePort the host relays to its stdio, and
 // shows views through the kit's sandbox: one from the real npm App server (server-basic-vanillajs) whose own tool
 // call goes through the daemon, and a hostile view that tries another server's localStorage, its relay's document
@@ -19,12 +20,18 @@ import { chromium } from "playwright-core";
 import type { BrowserContext, Page } from "playwright-core";
 import { AppServerClient } from "mcp-app-server-client";
 import { AppsSandbox } from "mcp-app-server-client/apps-host";
-import { FIXTURES, PYTHON, ROOT, WAIT_MS, dataDir } from "./support.js";
+import { FIXTURES, PYTHON, ROOT, WAIT_MS, dataDir } from "../support.js";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const VANILLA = join(ROOT, "node_modules", "@modelcontextprotocol", "server-basic-vanillajs", "dist", "index.js");
-const RENDERER = fileURLToPath(new URL("../../examples/renderer.ts", import.meta.url));
+const RENDERER = fileURLToPath(new URL("../../../examples/renderer.ts", import.meta.url));
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: run make chromium`;
+
+/** `fn(arg)` in the page, sent as text (the function's source, then called), so nothing is compiled from text in
+ * Node. */
+function inPage<T>(target: Page, fn: (arg: never) => unknown, arg: unknown = null): Promise<T> {
+  return target.evaluate(`(${fn.toString()})(${JSON.stringify(arg)})`) as Promise<T>;
+}
 
 let browser: BrowserContext | undefined;
 let daemon: ChildProcess | undefined;
@@ -83,10 +90,10 @@ before(async () => {
   });
   let delivered = Promise.resolve();
   createInterface({ input: child.stdout! }).on("line", (line) => {
-    delivered = delivered.then(() => page.evaluate((text) => (window as unknown as Relay).hostReceive(text), line));
+    delivered = delivered.then(() => inPage(page, (text: string) => (window as unknown as Relay).hostReceive(text), line));
   });
   await page.goto(pageOrigin);
-  await page.evaluate(async () => {
+  await inPage(page, async () => {
     const channel = new MessageChannel();
     const global = window as unknown as Relay & { renderer: Renderer; client: unknown; hostSend(message: unknown): void };
     channel.port2.onmessage = (event) => global.hostSend(event.data);
@@ -113,8 +120,9 @@ interface Renderer {
 
 /** Show `server`'s view of `tool` in a container of its own (`data-view=<server>`). */
 async function show(server: string, tool: string): Promise<void> {
-  await page.evaluate(
-    async ({ server, tool, sandbox }) => {
+  await inPage(
+    page,
+    async ({ server, tool, sandbox }: { server: string; tool: string; sandbox: string }) => {
       const global = window as unknown as { renderer: Renderer; client: unknown };
       const container = document.createElement("section");
       container.dataset["view"] = server;
@@ -127,6 +135,14 @@ async function show(server: string, tool: string): Promise<void> {
 
 const view = (server: string) => page.frameLocator(`[data-view="${server}"] iframe.mcp-app-view`).frameLocator("iframe");
 
+/** `expression`'s value in `server`'s view document (the frame inside its relay). */
+async function inView(server: string, expression: string): Promise<unknown> {
+  const relay = await (await page.locator(`[data-view="${server}"] iframe.mcp-app-view`).elementHandle())?.contentFrame();
+  const frame = relay?.childFrames()[0];
+  assert.ok(frame !== undefined, `${server}'s view has no frame`);
+  return frame.evaluate(expression);
+}
+
 test("a real npm App server's view renders with the kit, on its own origin, and calls its tool", { skip }, async () => {
   await show("vanilla", "get-time");
   const time = view("vanilla").locator("#server-time");
@@ -134,7 +150,7 @@ test("a real npm App server's view renders with the kit, on its own origin, and 
   await view("vanilla").getByRole("button", { name: "Get Server Time" }).click({ timeout: WAIT_MS });
   await time.filter({ hasNotText: before }).waitFor({ timeout: WAIT_MS });
   assert.match((await time.textContent()) ?? "", /\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}/);
-  const origin = await view("vanilla").locator("body").evaluate(() => location.origin);
+  const origin = String(await inView("vanilla", "location.origin"));
   assert.match(origin, /^http:\/\/127\.0\.0\.1:\d+$/);
   assert.notEqual(origin, new URL(sandbox?.url ?? "").origin);
   assert.notEqual(origin, new URL(page.url()).origin);
@@ -150,6 +166,6 @@ test("a hostile view reaches no other server's storage, nor its relay, nor a sib
   assert.match(thief.relay, /^blocked: SecurityError/);
   assert.ok(thief.siblings.length >= 2, JSON.stringify(thief.siblings));
   for (const sibling of thief.siblings) assert.match(sibling, /^blocked: SecurityError/);
-  const stash = await view("victim").locator("body").evaluate(() => localStorage.getItem("stash"));
+  const stash = await inView("victim", 'localStorage.getItem("stash")');
   assert.equal(stash, victim.host);
 });
