@@ -50,9 +50,22 @@ async function viewPort(label = LABEL): Promise<number> {
   return Number(origin[2]);
 }
 
-/** A view document as its relay asks for it, on the view's own origin. */
-function viewPath(csp: unknown): string {
-  const query = new URLSearchParams({ token, relay: host.sandboxOrigin, csp: typeof csp === "string" ? csp : JSON.stringify(csp) });
+/** Hand a view's HTML over as the relay does (from the relay's origin); the id its document is served under. */
+async function handOver(label = LABEL, origin = host.sandboxOrigin): Promise<{ status: number; id?: string }> {
+  const answer = await httpRequest(
+    port,
+    "POST",
+    `/views?${new URLSearchParams({ token, view: label })}`,
+    { host: `127.0.0.1:${port}`, origin, "content-type": "text/plain" },
+    "<!doctype html><p>a view</p>",
+  );
+  return answer.status === 200 ? { status: 200, id: (JSON.parse(answer.body) as { id: string }).id } : { status: answer.status };
+}
+
+/** A view document as its relay asks for it, on the view's own origin, for a view handed over just now. */
+async function viewPath(csp: unknown): Promise<string> {
+  const { id } = await handOver();
+  const query = new URLSearchParams({ token, id: id ?? "", csp: typeof csp === "string" ? csp : JSON.stringify(csp) });
   return `/view.html?${query}`;
 }
 
@@ -91,7 +104,8 @@ test("a view's policy names exactly its declared origins, in ASCII, framed by it
     resourceDomains: ["https://Bücher.example"],
   };
   const view = await viewPort();
-  const answer = await httpRequest(view, "GET", viewPath(csp), { host: `127.0.0.1:${view}` });
+  const answer = await httpRequest(view, "GET", await viewPath(csp), { host: `127.0.0.1:${view}` });
+  assert.equal(answer.body, "<!doctype html><p>a view</p>");
   assert.equal(answer.status, 200);
   const policy = String(answer.headers["content-security-policy"]);
   assert.equal(directive(policy, "connect-src"), "connect-src 'self' https://api.example.test");
@@ -105,14 +119,14 @@ test("no domain a view declares can end the host: non-Latin-1, control character
   const view = await viewPort();
   const hostile = ["https://例え.テスト", "https://ex\u0001ample.com", "https://a.com\r\nSet-Cookie: x=1", "https://\u0100.com", "https://é\u0000.com"];
   for (const entry of hostile) {
-    const answer = await httpRequest(view, "GET", viewPath({ connectDomains: [entry], frameDomains: [entry] }), {
+    const answer = await httpRequest(view, "GET", await viewPath({ connectDomains: [entry], frameDomains: [entry] }), {
       host: `127.0.0.1:${view}`,
     });
     assert.equal(answer.status, 200, entry);
     assert.doesNotMatch(String(answer.headers["content-security-policy"]), /[^\x20-\x7e]|set-cookie/i);
     assert.equal(answer.headers["set-cookie"], undefined);
   }
-  const idn = await httpRequest(view, "GET", viewPath({ connectDomains: ["https://例え.テスト"] }), {
+  const idn = await httpRequest(view, "GET", await viewPath({ connectDomains: ["https://例え.テスト"] }), {
     host: `127.0.0.1:${view}`,
   });
   assert.match(String(idn.headers["content-security-policy"]), /connect-src 'self' https:\/\/xn--r8jz45g\.xn--zckzah/);
@@ -127,19 +141,28 @@ test("the sandbox answers only its own places, only GETs, only with its token, o
   const cases: [number, string, string, Record<string, string>, number][] = [
     [port, "GET", relay, { host: `evil.example.test:${port}` }, 421],
     [port, "GET", relay, { host: `localhost:${port}` }, 421],
-    [port, "POST", relay, { host: `127.0.0.1:${port}` }, 405],
+    [port, "POST", relay, { host: `127.0.0.1:${port}` }, 403],
+    [port, "PUT", relay, { host: `127.0.0.1:${port}` }, 405],
+    [view, "POST", relay, { host: `127.0.0.1:${view}` }, 405],
     [port, "GET", "/", { host: `127.0.0.1:${port}` }, 404],
     [port, "GET", relay.replace(token, "0".repeat(48)), { host: `127.0.0.1:${port}` }, 403],
     [port, "GET", relay, { host: `127.0.0.1:${port}`, "sec-fetch-dest": "image" }, 403],
     [port, "GET", relay.replace("csp=%7B%7D", "csp=%7Bnot-json"), { host: `127.0.0.1:${port}` }, 400],
     [port, "GET", relay.replace(LABEL, "nolabel"), { host: `127.0.0.1:${port}` }, 400],
-    [port, "GET", viewPath({}), { host: `127.0.0.1:${port}` }, 404],
+    [port, "GET", await viewPath({}), { host: `127.0.0.1:${port}` }, 404],
     [view, "GET", relay, { host: `127.0.0.1:${view}` }, 404],
-    [view, "GET", viewPath({}), { host: `127.0.0.1:${port}` }, 421],
-    [view, "GET", viewPath({}).replace(encodeURIComponent(host.sandboxOrigin), "http%3A%2F%2Fevil.test"), { host: `127.0.0.1:${view}` }, 400],
+    [view, "GET", await viewPath({}), { host: `127.0.0.1:${port}` }, 421],
+    [view, "GET", (await viewPath({})).replace(/id=[0-9a-f]+/, `id=${"0".repeat(32)}`), { host: `127.0.0.1:${view}` }, 404],
   ];
+  // The hand-over: only from the relay's origin, with the token, for a view label; each view served once.
+  assert.equal((await handOver(LABEL, "http://evil.example")).status, 403);
+  assert.equal((await handOver(LABEL, `http://127.0.0.1:${host.port}`)).status, 403);
+  assert.equal((await handOver("nolabel")).status, 400);
+  const once = await viewPath({});
+  assert.equal((await httpRequest(view, "GET", once, { host: `127.0.0.1:${view}` })).status, 200);
+  assert.equal((await httpRequest(view, "GET", once, { host: `127.0.0.1:${view}` })).status, 404);
   for (const [to, method, path, headers, status] of cases) {
-    const answer = await httpRequest(to, method, path, headers, method === "POST" ? "x" : undefined);
+    const answer = await httpRequest(to, method, path, headers, method === "GET" ? undefined : "x");
     assert.equal(answer.status, status, `${method} ${path} ${JSON.stringify(headers)}`);
   }
 });

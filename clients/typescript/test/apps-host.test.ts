@@ -88,7 +88,7 @@ test("the view's policy names exactly its declared origins per directive, each o
   assert.equal(directive(none, "frame-ancestors"), "frame-ancestors 'none'");
   assert.equal(
     relayPolicy("http://127.0.0.1:3", ["app:"]),
-    "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; frame-src http://127.0.0.1:3; base-uri 'none'; form-action 'none'; frame-ancestors app:",
+    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; frame-src http://127.0.0.1:3; base-uri 'none'; form-action 'none'; frame-ancestors app:",
   );
 });
 
@@ -124,10 +124,15 @@ test("the sandbox survives hostile requests and bounds the origins it opens", as
     const label = `v${"12".repeat(16)}`;
     const view = Number(new URL((await sandbox.viewOrigin(label)) ?? "").port);
     const hostile = ["https://例え.テスト", "https://ex\u0001ample.com", "https://\u0100.com", "https://é\u0000.com"];
+    const handOver = async (origin: string): Promise<Response> =>
+      fetch(`${sandbox.origin}/views?token=${token}&view=${label}`, { method: "POST", body: "<p>view</p>", headers: { Origin: origin } });
+    assert.equal((await handOver("http://evil.example")).status, 403);
     for (const entry of hostile) {
+      const { id } = (await (await handOver(sandbox.origin)).json()) as { id: string };
       const csp = encodeURIComponent(JSON.stringify({ connectDomains: [entry], resourceDomains: [entry] }));
-      const query = `token=${token}&relay=${encodeURIComponent(sandbox.origin)}&csp=${csp}`;
+      const query = `token=${token}&id=${id}&csp=${csp}`;
       assert.equal(await raw(view, `/view.html?${query}`, { host: `127.0.0.1:${view}` }), 200, entry);
+      assert.equal(await raw(view, `/view.html?${query}`, { host: `127.0.0.1:${view}` }), 404, "a view was served twice");
     }
     assert.equal(await bytes(port, "GET /relay.html HTTP/1.1\r\nHost: 127.0.0.1\u0001\u00ff\r\n\r\n"), 400);
     assert.equal(await bytes(port, "GET /relay.html?\u00e9\u0001 HTTP/1.1\r\nHost: ex.com\r\n\r\n"), 400);
