@@ -155,8 +155,13 @@ test("a code is good once, within its time, and only for the page's own origin",
   await assert.rejects(bridge(host.port, session, undefined));
   await assert.rejects(bridge(host.port, session, await browserCookie(host.port)));
 
-  // The code comes back (the person's browser, after whoever traded it first): refused, and the session it opened
-  // is ended, its bridge closed.
+  // The same browser opening the link twice is refused and keeps its session.
+  assert.equal((await trade(host.port, code, origin, cookie)).status, 403, "a replayed code");
+  assert.equal(socket.readyState, WebSocket.OPEN);
+  (await bridge(host.port, session, cookie)).close();
+
+  // The code comes back from another browser (the person's, after whoever traded it first): refused, and the
+  // session it opened is ended, its bridge closed.
   const closed = new Promise<void>((resolveClosed) => socket.once("close", () => resolveClosed()));
   assert.equal((await trade(host.port, code, origin, await browserCookie(host.port))).status, 403, "a replayed code");
   await closed;

@@ -176,15 +176,19 @@ export async function startHost(options: HostOptions): Promise<Host> {
     const code = body === undefined ? undefined : field(body, "code");
     const outcome = codes.redeem(code);
     if (outcome !== "ok") {
+      // A used code from another browser than the one that traded it: whoever traded it first loses the session.
       const spent = outcome === "used" ? codes.sessionOf(code) : undefined;
-      if (spent !== undefined) {
+      const stolen = spent !== undefined && sessions.browserOf(spent) !== nonce;
+      if (stolen) {
         sessions.end(spent);
         bridge.endSession(spent);
       }
       log(
-        outcome === "used"
-          ? "refused a one-time code that was already used, and ended the session it opened: if you did not open the page twice, another program may have read it"
-          : `refused a one-time code (${outcome})`,
+        stolen
+          ? "refused a one-time code another browser had traded, and ended that browser's session: another program may have read the code"
+          : outcome === "used"
+            ? "refused a one-time code that was already used (this browser opened the link twice)"
+            : `refused a one-time code (${outcome})`,
       );
       answer(response, 403, "the code is unknown, already used or expired: open the URL the host printed");
       return;

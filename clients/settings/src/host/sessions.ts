@@ -1,7 +1,8 @@
 // The browsers a one-time code may open the page in (SPEC §12's `--open`): the first load of the page sets a nonce
 // cookie, a code is traded only by a browser holding one, and the session it opens (a token of its own) is good only
-// with that browser's cookie. A code refused as already used ends the session it opened: whoever traded it first (a
-// program that read the code from a process list) loses it when the person's browser comes with the same code.
+// with that browser's cookie. A code that comes back as already used from another browser ends the session it
+// opened: whoever traded it first (a program that read the code from a process list) loses it when the person's
+// browser comes with the same code. The same browser opening the link twice keeps its session.
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 
@@ -48,6 +49,11 @@ export class BrowserSessions {
     const held = this.nonceOf(request);
     if (nonce === undefined || held === undefined) return false;
     return held.length === nonce.length && timingSafeEqual(Buffer.from(nonce), Buffer.from(held));
+  }
+
+  /** The nonce of the browser `token`'s session was opened for. */
+  browserOf(token: string): string | undefined {
+    return this.sessions.get(token);
   }
 
   /** End a session: its token is refused from now on. */
