@@ -156,6 +156,21 @@ test("a real npm App server's view renders with the kit, on its own origin, and 
   assert.notEqual(origin, new URL(page.url()).origin);
 });
 
+test("a view's link opens only after a click in the page, naming the URL and the server, one at a time", { skip }, async () => {
+  const asks = page.locator('[data-view="vanilla"] [data-role="app-view-link"]');
+  const pages = page.context().pages().length;
+  await view("vanilla").getByRole("button", { name: "Open Link" }).click({ timeout: WAIT_MS });
+  await asks.waitFor({ timeout: WAIT_MS });
+  await view("vanilla").getByRole("button", { name: "Open Link" }).click({ timeout: WAIT_MS });
+  const text = (await asks.textContent()) ?? "";
+  assert.match(text, /^vanilla's view asks to open https?:\/\//);
+  assert.equal(await asks.count(), 1, "a second link was asked for while one was pending");
+  assert.equal(page.context().pages().length, pages, "a link opened without a click");
+  await asks.getByRole("button", { name: "Dismiss" }).click();
+  await asks.waitFor({ state: "detached", timeout: WAIT_MS });
+  assert.equal(page.context().pages().length, pages);
+});
+
 test("a hostile view reaches no other server's storage, nor its relay, nor a sibling view", { skip }, async () => {
   await show("victim", "open_hostile");
   const victim = JSON.parse((await view("victim").locator("#report").filter({ hasText: "{" }).textContent({ timeout: WAIT_MS })) ?? "");
