@@ -16,6 +16,7 @@ from typing_extensions import TypeAliasType
 from protocol.base import OpenModel
 from protocol.constants import TransportName
 from protocol.elicitation import ValidationIssue
+from protocol.install import PolicyRule
 from protocol.jsonrpc import REASON_CODES
 
 _ERRORS = "What was wrong, field by field."
@@ -343,6 +344,61 @@ class OAuthFailedErrorData(ErrorDetails):
     oauth_error: str | None = Field(default=None, description="The authorization server's `error` code.")
 
 
+class RegistryUnavailableErrorData(ErrorDetails):
+    """The MCP Registry could not be reached and nothing is cached for this request."""
+
+    reason: Literal["registryUnavailable"]
+    url: str = Field(description="The registry's URL.")
+    detail: str | None = Field(default=None, description="What failed, in plain words.")
+
+
+class UnknownRegistryEntryErrorData(ErrorDetails):
+    """The registry has no such entry (or version, or install option)."""
+
+    reason: Literal["unknownRegistryEntry"]
+    name: str = Field(description="The entry's name.")
+    version: str | None = Field(default=None, description="The version asked for.")
+    option: str | None = Field(default=None, description="The install option asked for.")
+
+
+class InputErrorData(ErrorDetails):
+    """An install input that is missing, outside its choices or not of its format."""
+
+    reason: Literal["missingInput", "invalidInput"]
+    input: str = Field(description="The input's key.")
+
+
+class InvalidBundleErrorData(ErrorDetails):
+    """A bundle whose file or manifest is not a valid MCP Bundle."""
+
+    reason: Literal["invalidBundle"]
+    errors: list[ValidationIssue] | None = Field(default=None, description=_ERRORS)
+    path: str | None = Field(default=None, description="The bundle file.")
+
+
+class UnsafeBundleErrorData(ErrorDetails):
+    """A bundle entry that would land outside its folder: `..`, an absolute path, a link or a device."""
+
+    reason: Literal["unsafeBundle"]
+    entry: str = Field(description="The entry's name in the archive (at most 256 characters of it).")
+
+
+class BundleTooLargeErrorData(ErrorDetails):
+    """A bundle past a limit: unpacked size, file count or compression ratio."""
+
+    reason: Literal["bundleTooLarge"]
+    limit: int = Field(description="The limit.")
+    measure: Literal["bytes", "files", "ratio"] = Field(description="What the limit counts.")
+
+
+class PolicyDeniedErrorData(ErrorDetails):
+    """The administrator's policy refuses this server, registry or bundle."""
+
+    reason: Literal["policyDenied"]
+    rule: PolicyRule = Field(description="The rule that refused it.")
+    name: str | None = Field(default=None, description="The server.")
+
+
 ErrorData = TypeAliasType(
     "ErrorData",
     Annotated[
@@ -381,7 +437,14 @@ ErrorData = TypeAliasType(
         | InvalidOutputErrorData
         | TimeoutErrorData
         | InsufficientScopeErrorData
-        | OAuthFailedErrorData,
+        | OAuthFailedErrorData
+        | RegistryUnavailableErrorData
+        | UnknownRegistryEntryErrorData
+        | InputErrorData
+        | InvalidBundleErrorData
+        | UnsafeBundleErrorData
+        | BundleTooLargeErrorData
+        | PolicyDeniedErrorData,
         Field(discriminator="reason", description="`error.data`: the typed `reason` and that reason's details."),
     ],
 )

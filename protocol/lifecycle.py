@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import ConfigDict, Field
 
 from protocol.base import WireModel
+from protocol.install import PolicySummary
 
 
 class ClientInfo(WireModel):
@@ -60,6 +61,7 @@ class InitializeResult(WireModel):
     data_dir: str = Field(description="The data directory the daemon uses (store, threads, credentials).")
     methods: list[str] = Field(description="Every method this connection may call after `initialize`.")
     notifications: list[str] = Field(description="Every notification the daemon may send.")
+    policy: PolicySummary = Field(description="What the administrator's policy restricts.")
 
 
 class CancelRequestParams(WireModel):

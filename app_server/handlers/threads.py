@@ -12,7 +12,7 @@ import anyio
 from app_server.context import RequestContext
 from app_server.handlers.registry import method
 from app_server.wire.connection import EncodedResult, next_server_request_id
-from mcp_runtime import CANCELLED, Resolution, resolve_answer
+from mcp_runtime import CANCELLED, Resolution, admin_policy, resolve_answer
 from protocol.elicitation import ElicitationRequest
 from protocol.jsonrpc import AppError
 from protocol.thread import (
@@ -30,7 +30,26 @@ from protocol.tool import ToolCallParams, ToolProgress
 
 @method("thread/start", ThreadStartParams)
 def thread_start(ctx: RequestContext, params: ThreadStartParams) -> ThreadResult:
-    return ThreadResult(thread=ctx.daemon.threads.start(params, ctx.connection))
+    return ThreadResult(thread=ctx.daemon.threads.start(_admit(ctx, params), ctx.connection))
+
+
+def _admit(ctx: RequestContext, params: ThreadStartParams) -> ThreadStartParams:
+    """``policyDenied`` when the administrator's policy refuses a server the thread names; a stored server the
+    policy denies is left out of a thread that takes all of them (it never starts)."""
+    policy = admin_policy()
+    for name, config in (params.mcp_servers or {}).items():
+        policy.check(name, config)
+    if params.strict_mcp_config:
+        return params
+    stored = [server for server in ctx.daemon.store.list() if server.config.enabled]
+    if params.servers is not None:
+        wanted = set(params.servers)
+        for server in stored:
+            if server.name in wanted:
+                policy.check(server.name, server.config, server.source)
+        return params
+    admitted = [s.name for s in stored if policy.denial(s.config, s.source) is None]
+    return params if len(admitted) == len(stored) else params.model_copy(update={"servers": admitted})
 
 
 @method("thread/list", ThreadListParams)

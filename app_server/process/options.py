@@ -86,6 +86,37 @@ def https_document(text: str) -> str:
     return text
 
 
+DEFAULT_REGISTRY_URL = "https://registry.modelcontextprotocol.io"
+"""The official MCP Registry (SPEC §15), the documented default of ``--registry-url``."""
+
+
+def registry_url(text: str) -> str:
+    """``--registry-url URL``: https, or http to loopback; no userinfo, query or fragment."""
+    from urllib.parse import urlsplit  # here: only when the option is given
+
+    parts = urlsplit(text)
+    loopback = parts.hostname in ("localhost", "::1") or (parts.hostname or "").startswith("127.")
+    plain = not parts.fragment and not parts.query and "@" not in parts.netloc and bool(parts.hostname)
+    if not plain or not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
+        raise argparse.ArgumentTypeError("takes an https URL (or http to loopback), without userinfo or query")
+    return text.rstrip("/")
+
+
+def policy_path(value: str | None) -> str | None:
+    """``--policy FILE``, else the platform's managed policy file when one exists there, else None."""
+    if value is not None:
+        return value
+    import sys
+
+    if sys.platform == "darwin":
+        default = "/Library/Application Support/mcp-app-server/policy.json"
+    elif sys.platform == "win32":
+        default = os.path.join(os.environ.get("ProgramData", r"C:\ProgramData"), "mcp-app-server", "policy.json")
+    else:
+        default = "/etc/mcp-app-server/policy.json"
+    return default if os.path.lexists(default) else None
+
+
 def parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=NAME, description="Serve on stdio (the default), or write the protocol's schema or types.")
     parser.add_argument("--data-dir", help="where mcps.json, threads and credentials live")
@@ -121,6 +152,16 @@ def parser() -> argparse.ArgumentParser:
         type=https_document,
         metavar="URL",
         help="the client ID metadata document OAuth logins use where a server's config names none",
+    )
+    parser.add_argument(
+        "--registry-url",
+        type=registry_url,
+        default=DEFAULT_REGISTRY_URL,
+        metavar="URL",
+        help="the MCP Registry (read API v0.1) that registry search and install use",
+    )
+    parser.add_argument(
+        "--policy", metavar="FILE", help="the administrator's policy file (default: the platform's managed path)"
     )
     parser.add_argument(
         "--event-loop",

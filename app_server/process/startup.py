@@ -68,6 +68,17 @@ def launch() -> int:
     except options.DataDirUnusable as unusable:
         print(f"{NAME}: {unusable}", file=sys.stderr)
         return 2
+    policy_path = options.policy_path(args.policy)
+    if policy_path is not None:  # a managed deployment: its policy is read before initialize is answered
+        from mcp_runtime import PolicyUnreadable, load_admin_policy, set_admin_policy
+
+        try:
+            admin = load_admin_policy(policy_path)
+        except PolicyUnreadable as unreadable:
+            print(f"{NAME}: {unreadable}", file=sys.stderr)
+            return 2
+        set_admin_policy(admin)
+        handshake.describe_policy(admin.summary())
     signals = StopSignals()
     early = EarlyStdio.begin(args, data_dir, signals)
     return serve(args, Path(data_dir), signals, early)
@@ -275,6 +286,7 @@ def serve(
             args.stdio_sandbox,
             path_from_shell=args.path_from_shell == "auto",
             oauth_client_metadata_url=args.oauth_client_metadata_url,
+            registry_url=args.registry_url,
         )
     )
     listen: tuple[Path, socket.socket] | None = None

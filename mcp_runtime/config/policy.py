@@ -28,6 +28,8 @@ class ConfigPolicy:
     """Whether stdio commands are also looked up in the user's login-shell ``PATH`` (the command line's default)."""
     oauth_client_metadata_url: str | None = None
     """The client ID metadata document a login uses when its server's config names none."""
+    registry_url: str | None = None
+    """``--registry-url``: the MCP Registry that registry search, get and install read (SPEC §15)."""
 
     def check_transport(self, config: McpServerConfig, name: str | None = None) -> None:
         if config.type not in self.transports:

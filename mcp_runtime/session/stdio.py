@@ -114,6 +114,12 @@ async def _plan(config: StdioServerConfig, env: Mapping[str, str]) -> launch.Lau
     return launch.plan(config, env, sandbox, await LOGIN_PATH.fresh(os.environ))
 
 
+_Child = tuple[
+    asyncio.subprocess.Process, asyncio.StreamReader, asyncio.StreamReader, asyncio.ReadTransport, asyncio.ReadTransport
+]
+"""A started child: the process, its stdout and stderr readers, and our ends of those pipes."""
+
+
 class StdioTransport:
     """One child process speaking newline-delimited JSON-RPC on stdin/stdout, in its own process group.
 
@@ -138,6 +144,7 @@ class StdioTransport:
         self.guard = UpstreamGuard()
         """Turns a malformed reply into an error for its call, and counts the lines it skips."""
         self._cm: AbstractAsyncContextManager[TransportStreams] | None = None
+        self._child: _Child | None = None
 
     async def __aenter__(self) -> TransportStreams:
         self._cm = self._open()
@@ -184,8 +191,11 @@ class StdioTransport:
                 raise descriptors.too_many_open_files() from exc
             raise AppError("startupFailed", f"could not start {started.executable}: {exc.strerror or exc}") from exc
 
-    @asynccontextmanager
-    async def _open(self) -> AsyncIterator[TransportStreams]:
+    async def start(self) -> None:
+        """Start the child with stdout and stderr on pipes of our own: the spawn half of the transport, which needs
+        no SDK (``early`` runs it before the SDK is loaded); entering the transport attaches the session to it."""
+        if self._child is not None:
+            return
         stdout, stdout_pipe, stdout_end = await _read_pipe(STDOUT_CHUNK)
         try:
             stderr, stderr_pipe, stderr_end = await _read_pipe(STDERR_CHUNK)
@@ -202,9 +212,31 @@ class StdioTransport:
         finally:
             os.close(stdout_end)
             os.close(stderr_end)
-        assert process.stdin is not None
         self.pid = process.pid
         CHILD_GROUPS.add(process.pid)
+        self._child = (process, stdout, stderr, stdout_pipe, stderr_pipe)
+
+    async def discard(self) -> None:
+        """Stop a child that no session attached to (its group reaped, its pipes closed)."""
+        if self._child is None:
+            return
+        process, _, _, stdout_pipe, stderr_pipe = self._child
+        self.graceful = lambda: False  # it never finished starting: no stdin-close grace
+        try:
+            with anyio.CancelScope(shield=True):
+                await self._stop(process)
+        finally:
+            stdout_pipe.close()
+            stderr_pipe.close()
+            CHILD_GROUPS.discard(process.pid)
+            self.exited.set()
+
+    @asynccontextmanager
+    async def _open(self) -> AsyncIterator[TransportStreams]:
+        await self.start()
+        assert self._child is not None
+        process, stdout, stderr, stdout_pipe, stderr_pipe = self._child
+        assert process.stdin is not None
         read_stream = StdoutStream(stdout, self.guard, self.exited, self._overflowed)
         write_stream = StdinStream(process.stdin, self.guard, self.exited)
         try:

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+OWNER_EXEC_MODE = 0o700
+"""A bundled program (SPEC §15): still owner-only, and runnable."""
 if sys.platform == "win32":
     # Windows has none of these, nor dir_fd-relative calls (they raise NotImplementedError there): the daemon
     # refuses to serve on Windows, and these only let the module import and type-check.
@@ -205,7 +207,7 @@ def _seal_folder(folder: Path, stale_before: float) -> None:
                 elif stat.S_ISREG(st.st_mode):
                     if _TEMP_NAME.fullmatch(entry.name) and st.st_mtime < stale_before:
                         os.unlink(entry.path)
-                    elif stat.S_IMODE(st.st_mode) != FILE_MODE:
+                    elif stat.S_IMODE(st.st_mode) not in (FILE_MODE, OWNER_EXEC_MODE):
                         _chmod_plain(entry.path, os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK, FILE_MODE)
             except OSError:
                 continue  # another writer raced us; what it writes is already sealed

@@ -232,6 +232,22 @@ class ConfigStore:
         """Replace a config with ``change(stored config)``, computed under the lock (lossless edits, patches)."""
         return self._replace(name, lambda current: change(current.config), expected_revision)
 
+    def reinstall(self, name: str, config: McpServerConfig, source: str) -> StoredServer:
+        """A newer install over a stored server (a bundle's next version): its config and its source both change."""
+        result: list[StoredServer] = []
+
+        def apply(servers: dict[str, StoredServer]) -> dict[str, StoredServer | None]:
+            current = servers.get(name)
+            if current is None:
+                raise AppError("unknownServer", f"no server named {name!r}", server=name)
+            result.append(
+                replace(current, config=config, source=source, revision=current.revision + 1, updated_at=utc_now())
+            )
+            return {name: result[0]}
+
+        self._mutate(apply)
+        return result[0]
+
     def set_enabled(self, name: str, enabled: bool, app: AppName | None = None) -> StoredServer:
         def change(current: StoredServer) -> McpServerConfig:
             if app is None:

@@ -64,6 +64,94 @@ export interface BooleanSchema {
   default?: boolean;
 }
 
+/** The bundle's author. */
+export interface BundleAuthor {
+  /** The author's name. */
+  name: string;
+}
+
+/** A tool or prompt the bundle's manifest declares. */
+export interface BundleCapability {
+  /** Its name. */
+  name: string;
+  /** What it does. */
+  description?: string;
+}
+
+/** Whether the bundle can run on this machine. */
+export interface BundleCompatibility {
+  /** It can. */
+  ok: boolean;
+  /** Why not, in plain words. */
+  reason?: string;
+}
+
+/** `mcpServer/bundle/inspect`: what a bundle file is, before the user consents to install it. */
+export interface BundleInspectParams {
+  /** An absolute path to the `.mcpb` file. */
+  path: string;
+}
+
+/** What the bundle is, what it asks for, whether it runs here, and whether it is signed. */
+export interface BundleInspectResult {
+  /** The manifest's summary. */
+  manifest: BundleManifest;
+  /** Its `user_config`, as form fields. */
+  inputs: InstallInput[];
+  /** Whether it runs here. */
+  compatibility: BundleCompatibility;
+  /** `signed`: a PKCS#7 signature that matches the content (the signer is not checked against a trust store); `invalid`: a signature block that does not match. */
+  signature: "signed" | "unsigned" | "invalid";
+}
+
+/** The part of a bundle's manifest a consent dialog shows. */
+export interface BundleManifest {
+  /** The bundle's machine name. */
+  name: string;
+  /** A name to show to people. */
+  displayName?: string;
+  /** Its version. */
+  version: string;
+  /** Who made it. */
+  author: BundleAuthor;
+  /** What it does. */
+  description: string;
+  /** The icon's path inside the bundle. */
+  icon?: string;
+  /** The tools it declares. */
+  tools: BundleCapability[];
+  /** The prompts it declares. */
+  prompts: BundleCapability[];
+  /** The manifest's version (0.2-0.4). */
+  manifestVersion: string;
+  /** `node`, `python`, `uv` or `binary`. */
+  serverType: string;
+}
+
+/** An MCP Bundle file (`.mcpb`) on this machine, as the host's file picker gave it. */
+export interface BundlePath {
+  /** An absolute path. */
+  path: string;
+}
+
+/** `source` for a bundle file. */
+export interface BundleSource {
+  /** The bundle file. */
+  bundle: BundlePath;
+}
+
+/** A bundle past a limit: unpacked size, file count or compression ratio. */
+export interface BundleTooLargeErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "bundleTooLarge";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The limit. */
+  limit: number;
+  /** What the limit counts. */
+  measure: "bytes" | "files" | "ratio";
+}
+
 /** The login's loopback callback port (`oauth.callbackPort`) is taken by another program. */
 export interface CallbackPortInUseErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
@@ -287,7 +375,14 @@ export type ErrorData =
   | InvalidOutputErrorData
   | TimeoutErrorData
   | InsufficientScopeErrorData
-  | OAuthFailedErrorData;
+  | OAuthFailedErrorData
+  | RegistryUnavailableErrorData
+  | UnknownRegistryEntryErrorData
+  | InputErrorData
+  | InvalidBundleErrorData
+  | UnsafeBundleErrorData
+  | BundleTooLargeErrorData
+  | PolicyDeniedErrorData;
 
 /** A typed failure carried inside a result or event (never a traceback). */
 export interface ErrorInfo {
@@ -309,6 +404,7 @@ export interface ErrorInfoData {
 export type ErrorReason =
   | "alreadyInitialized"
   | "authRequired"
+  | "bundleTooLarge"
   | "callbackPortInUse"
   | "cancelled"
   | "catalogTooLarge"
@@ -320,8 +416,10 @@ export type ErrorReason =
   | "insufficientScope"
   | "internal"
   | "invalidArguments"
+  | "invalidBundle"
   | "invalidElicitationResponse"
   | "invalidHeader"
+  | "invalidInput"
   | "invalidOutput"
   | "invalidParams"
   | "invalidRequest"
@@ -330,6 +428,7 @@ export type ErrorReason =
   | "messageTooLarge"
   | "methodNotFound"
   | "missingEnvVar"
+  | "missingInput"
   | "noThreadOwner"
   | "notARegularFile"
   | "notInitialized"
@@ -339,9 +438,11 @@ export type ErrorReason =
   | "originNotAllowed"
   | "overloaded"
   | "parseError"
+  | "policyDenied"
   | "reauthenticationRequired"
   | "redactedValue"
   | "redirectRejected"
+  | "registryUnavailable"
   | "reservedHeader"
   | "resourceTooLarge"
   | "responseTooLarge"
@@ -362,10 +463,12 @@ export type ErrorReason =
   | "unknownLogin"
   | "unknownPrompt"
   | "unknownRef"
+  | "unknownRegistryEntry"
   | "unknownResource"
   | "unknownServer"
   | "unknownThread"
   | "unknownTool"
+  | "unsafeBundle"
   | "unsafeEnv"
   | "unsafePath"
   | "unsupported"
@@ -543,6 +646,8 @@ export interface InitializeResult {
   methods: string[];
   /** Every notification the daemon may send. */
   notifications: string[];
+  /** What the administrator's policy restricts. */
+  policy: PolicySummary;
 }
 
 /** A secret written into the config instead of an environment reference. */
@@ -555,6 +660,16 @@ export interface InlineSecretErrorData {
   header?: string;
 }
 
+/** An install input that is missing, outside its choices or not of its format. */
+export interface InputErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "missingInput" | "invalidInput";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The input's key. */
+  input: string;
+}
+
 /** A URL that is not `https` (or `http` to loopback), or carries userinfo or a fragment. */
 export interface InsecureUrlErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
@@ -563,6 +678,76 @@ export interface InsecureUrlErrorData {
   server?: string;
   /** Which URL: the config field or OAuth endpoint. */
   field: string;
+}
+
+/** A value the user gives at install (a form field). */
+export interface InstallInput {
+  /** The key to send it under in `inputs`. */
+  key: string;
+  /** A label for the field. */
+  title: string;
+  /** What it is for. */
+  description?: string;
+  /** Whether the install fails `missingInput` without it. */
+  required: boolean;
+  /** Show it masked; the daemon keeps it in the secret store, never in a response. */
+  secret: boolean;
+  /** The value used when none is given. */
+  default?: string | number | boolean | string[];
+  /** The only values allowed. */
+  choices?: string[];
+  /** `string`, `number`, `boolean`, `filepath` (registry); `directory`, `file` (bundle). */
+  format?: string;
+  /** A bundle input taking several values (a list). */
+  multiple?: boolean;
+  /** A bundle number's least value. */
+  min?: number;
+  /** A bundle number's greatest value. */
+  max?: number;
+}
+
+/** One way to install an entry: a package or a remote. */
+export interface InstallOption {
+  /** Pass as `source.registry.option` to install this way. */
+  option: string;
+  /** The package registry, or `remote`. */
+  kind: "npm" | "pypi" | "oci" | "nuget" | "mcpb" | "remote";
+  /** How the daemon would talk to it. */
+  transport: "stdio" | "http" | "sse";
+  /** Whether this daemon can install and run it here. */
+  runnable: boolean;
+  /** The program this machine lacks to run it. */
+  missing?: "npx" | "uvx" | "docker" | "dnx";
+  /** Why it is not runnable, in plain words. */
+  reason?: string;
+  /** The values the user gives at install. */
+  inputs: InstallInput[];
+}
+
+/** `mcpServer/install`: turn a registry entry or a bundle into a stored server (as `mcpServer/create` does). */
+export interface InstallParams {
+  /** The server's name (alias): 1-24 of `[A-Za-z0-9_-]`, never containing `__`. */
+  name: string;
+  /** What to install. */
+  source: RegistrySource | BundleSource;
+  /** Values of the entry's inputs, by key. */
+  inputs?: { [key: string]: string | number | boolean | string[] };
+  /** Whether it is enabled (default true). */
+  enabled?: boolean;
+}
+
+/** Where an installed server came from. */
+export interface InstalledFrom {
+  /** The registry's URL (absent for a bundle). */
+  registry?: string;
+  /** Installed from a bundle file. */
+  bundle?: boolean;
+  /** The entry's or bundle's name. */
+  name: string;
+  /** The version installed. */
+  version: string;
+  /** The registry knows a newer version (from its last answer). */
+  updateAvailable: boolean;
 }
 
 /** The token lacks a scope; log in again (the login asks for the scopes named here). */
@@ -595,6 +780,18 @@ export interface InvalidArgumentsErrorData {
   tool: string;
   /** What was wrong, field by field. */
   errors: ValidationIssue[];
+}
+
+/** A bundle whose file or manifest is not a valid MCP Bundle. */
+export interface InvalidBundleErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "invalidBundle";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** What was wrong, field by field. */
+  errors?: ValidationIssue[];
+  /** The bundle file. */
+  path?: string;
 }
 
 /** The server's answer is malformed, or its `structuredContent` misses its `outputSchema`. */
@@ -894,6 +1091,36 @@ export interface PlainErrorData {
   server?: string;
 }
 
+/** The administrator's policy refuses this server, registry or bundle. */
+export interface PolicyDeniedErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "policyDenied";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The rule that refused it. */
+  rule: PolicyRule;
+  /** The server. */
+  name?: string;
+}
+
+/** The administrator's rule that refused something. */
+export interface PolicyRule {
+  /** The policy file's key. */
+  key: "allowedServers" | "deniedServers" | "registries" | "allowBundles" | "allowUserServers";
+  /** The entry's position in that list. */
+  index?: number;
+  /** The entry itself. */
+  entry?: { [key: string]: unknown };
+}
+
+/** What the administrator's policy restricts, so that a page can explain what is locked. */
+export interface PolicySummary {
+  /** The policy file in force; null: none. */
+  source: string | null;
+  /** The policy's keys that restrict anything. */
+  restricts: ("allowedServers" | "deniedServers" | "registries" | "allowBundles" | "allowUserServers")[];
+}
+
 /** One field of a form (MCP's primitive schema definitions), told apart by `type`, then by `enum`, `oneOf`, `enumNames` or `items`. */
 export type PrimitiveSchemaDefinition =
   | StringSchema
@@ -1030,6 +1257,108 @@ export interface RedactedValueErrorData {
   path: string;
   /** What was wrong, field by field. */
   errors: ValidationIssue[];
+}
+
+/** One registry entry (its latest version), as a gallery lists it. */
+export interface RegistryEntry {
+  /** The entry's reverse-DNS name, e.g. `io.github.user/weather`. */
+  name: string;
+  /** A name to show to people. */
+  title?: string;
+  /** What the server does. */
+  description: string;
+  /** The latest version. */
+  version: string;
+  /** `active` (others are left out of search). */
+  status: string;
+  /** Where its source code lives. */
+  repository?: RegistryRepository;
+  /** Its icons. */
+  icons?: RegistryIcon[];
+  /** How it can be installed. */
+  kinds: ("npm" | "pypi" | "oci" | "nuget" | "mcpb" | "remote")[];
+  /** The stored server installed from this entry, if one is. */
+  installedAs: string | null;
+}
+
+/** `mcpServer/registry/get`: one entry with the ways this machine can install it. */
+export interface RegistryGetParams {
+  /** The entry's name. */
+  name: string;
+  /** A version; absent: the latest. */
+  version?: string;
+}
+
+/** An entry and the ways to install it. */
+export interface RegistryGetResult {
+  /** The entry's `server.json`, valid against the published schema. */
+  server: { [key: string]: unknown };
+  /** The ways to install it. */
+  installOptions: InstallOption[];
+  /** The registry was unreachable: this is the last answer it gave. */
+  stale: boolean;
+}
+
+/** An icon the registry entry offers (an https URL; the page decides whether to load it). */
+export interface RegistryIcon {
+  /** The icon's URL. */
+  src: string;
+}
+
+/** Install from a registry entry. */
+export interface RegistryInstallSource {
+  /** The entry's name. */
+  name: string;
+  /** A version; absent: the latest. */
+  version?: string;
+  /** One of the entry's `installOptions[].option`. */
+  option: string;
+}
+
+/** Where an entry's source code lives. */
+export interface RegistryRepository {
+  /** The repository's URL. */
+  url: string;
+  /** The hosting service, e.g. `github`. */
+  source: string;
+}
+
+/** `mcpServer/registry/search`: the latest active entries of the registry (`--registry-url`). */
+export interface RegistrySearchParams {
+  /** Words to look for in entry names. */
+  query?: string;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+  /** The most entries in this page (30). */
+  limit?: number;
+}
+
+/** A page of registry entries; `stale` when the registry could not be reached and a cached answer is shown. */
+export interface RegistrySearchResult {
+  /** The entries; ones failing the published schema are left out. */
+  data: RegistryEntry[];
+  /** Pass as `cursor` for the next page; null at the end. */
+  nextCursor: string | null;
+  /** The registry was unreachable: this is the last answer it gave. */
+  stale: boolean;
+}
+
+/** `source` for a registry entry. */
+export interface RegistrySource {
+  /** The entry and the way to install it. */
+  registry: RegistryInstallSource;
+}
+
+/** The MCP Registry could not be reached and nothing is cached for this request. */
+export interface RegistryUnavailableErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "registryUnavailable";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The registry's URL. */
+  url: string;
+  /** What failed, in plain words. */
+  detail?: string;
 }
 
 /** A resource a server can read. */
@@ -1378,8 +1707,12 @@ export interface ServerRecord {
   enabled: boolean;
   /** Bumped by every change; pass as `expectedRevision` to update safely. */
   revision: number;
-  /** Where it came from: `user` or `import:<app>`. */
+  /** Where it came from: `user`, `import:<app>`, `registry:<name>@<version>` or `bundle:<name>@<version>`. */
   source: string;
+  /** For an installed server: the registry entry or bundle, and whether it is outdated. */
+  installedFrom?: InstalledFrom;
+  /** The administrator's rule that keeps this server from starting, if one does. */
+  deniedBy?: PolicyRule;
   /** When it was created (ISO 8601). */
   createdAt: string;
   /** When it last changed (ISO 8601). */
@@ -2084,6 +2417,20 @@ export interface UnknownRefErrorData {
   ref: string;
 }
 
+/** The registry has no such entry (or version, or install option). */
+export interface UnknownRegistryEntryErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "unknownRegistryEntry";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The entry's name. */
+  name: string;
+  /** The version asked for. */
+  version?: string;
+  /** The install option asked for. */
+  option?: string;
+}
+
 /** The server has no such resource (`uri`), or an app has no config file there (`path`). */
 export interface UnknownResourceErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
@@ -2112,6 +2459,16 @@ export interface UnknownThreadErrorData {
   server?: string;
   /** The id given (at most 64 characters of it). */
   threadId: string;
+}
+
+/** A bundle entry that would land outside its folder: `..`, an absolute path, a link or a device. */
+export interface UnsafeBundleErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "unsafeBundle";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The entry's name in the archive (at most 256 characters of it). */
+  entry: string;
 }
 
 /** A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...). */
@@ -2209,12 +2566,16 @@ export type ClientRequest =
   | { method: "mcpResource/list"; id: RequestId; params?: ResourceListParams }
   | { method: "mcpResource/subscribe"; id: RequestId; params: ResourceSubscribeParams }
   | { method: "mcpResource/unsubscribe"; id: RequestId; params: ResourceSubscribeParams }
+  | { method: "mcpServer/bundle/inspect"; id: RequestId; params: BundleInspectParams }
   | { method: "mcpServer/create"; id: RequestId; params: ServerCreateParams }
   | { method: "mcpServer/delete"; id: RequestId; params: ServerNameParams }
   | { method: "mcpServer/enabled/set"; id: RequestId; params: ServerEnabledSetParams }
   | { method: "mcpServer/importFromApp"; id: RequestId; params: ImportFromAppParams }
+  | { method: "mcpServer/install"; id: RequestId; params: InstallParams }
   | { method: "mcpServer/list"; id: RequestId; params?: ServerListParams }
   | { method: "mcpServer/oauth/login"; id: RequestId; params: OAuthLoginParams }
+  | { method: "mcpServer/registry/get"; id: RequestId; params: RegistryGetParams }
+  | { method: "mcpServer/registry/search"; id: RequestId; params?: RegistrySearchParams }
   | { method: "mcpServer/resource/read"; id: RequestId; params: ResourceReadParams }
   | { method: "mcpServer/start"; id: RequestId; params: ServerNameParams }
   | { method: "mcpServer/stop"; id: RequestId; params: ServerNameParams }
@@ -2239,12 +2600,16 @@ export type ClientParamsByMethod = {
   "mcpResource/list": ResourceListParams;
   "mcpResource/subscribe": ResourceSubscribeParams;
   "mcpResource/unsubscribe": ResourceSubscribeParams;
+  "mcpServer/bundle/inspect": BundleInspectParams;
   "mcpServer/create": ServerCreateParams;
   "mcpServer/delete": ServerNameParams;
   "mcpServer/enabled/set": ServerEnabledSetParams;
   "mcpServer/importFromApp": ImportFromAppParams;
+  "mcpServer/install": InstallParams;
   "mcpServer/list": ServerListParams;
   "mcpServer/oauth/login": OAuthLoginParams;
+  "mcpServer/registry/get": RegistryGetParams;
+  "mcpServer/registry/search": RegistrySearchParams;
   "mcpServer/resource/read": ResourceReadParams;
   "mcpServer/start": ServerNameParams;
   "mcpServer/stop": ServerNameParams;
@@ -2270,12 +2635,16 @@ export type ClientResponseByMethod = {
   "mcpResource/list": ResourceListResult;
   "mcpResource/subscribe": Empty;
   "mcpResource/unsubscribe": Empty;
+  "mcpServer/bundle/inspect": BundleInspectResult;
   "mcpServer/create": ServerResult;
   "mcpServer/delete": Empty;
   "mcpServer/enabled/set": ServerResult;
   "mcpServer/importFromApp": ImportFromAppResult;
+  "mcpServer/install": ServerResult;
   "mcpServer/list": ServerListResult;
   "mcpServer/oauth/login": OAuthLoginResult;
+  "mcpServer/registry/get": RegistryGetResult;
+  "mcpServer/registry/search": RegistrySearchResult;
   "mcpServer/resource/read": ResourceReadResult;
   "mcpServer/start": ServerStartResult;
   "mcpServer/stop": Empty;
@@ -2344,6 +2713,7 @@ export type ServerMessage =
 export const ERROR_CODES = {
   alreadyInitialized: -32600,
   authRequired: -32016,
+  bundleTooLarge: -32013,
   callbackPortInUse: -32012,
   cancelled: -32800,
   catalogTooLarge: -32013,
@@ -2355,8 +2725,10 @@ export const ERROR_CODES = {
   insufficientScope: -32016,
   internal: -32603,
   invalidArguments: -32602,
+  invalidBundle: -32602,
   invalidElicitationResponse: -32602,
   invalidHeader: -32012,
+  invalidInput: -32602,
   invalidOutput: -32014,
   invalidParams: -32602,
   invalidRequest: -32600,
@@ -2365,6 +2737,7 @@ export const ERROR_CODES = {
   messageTooLarge: -32600,
   methodNotFound: -32601,
   missingEnvVar: -32012,
+  missingInput: -32602,
   noThreadOwner: -32012,
   notARegularFile: -32602,
   notInitialized: -32002,
@@ -2374,9 +2747,11 @@ export const ERROR_CODES = {
   originNotAllowed: -32012,
   overloaded: -32001,
   parseError: -32700,
+  policyDenied: -32012,
   reauthenticationRequired: -32016,
   redactedValue: -32602,
   redirectRejected: -32012,
+  registryUnavailable: -32014,
   reservedHeader: -32012,
   resourceTooLarge: -32013,
   responseTooLarge: -32013,
@@ -2397,10 +2772,12 @@ export const ERROR_CODES = {
   unknownLogin: -32010,
   unknownPrompt: -32010,
   unknownRef: -32010,
+  unknownRegistryEntry: -32010,
   unknownResource: -32010,
   unknownServer: -32010,
   unknownThread: -32010,
   unknownTool: -32010,
+  unsafeBundle: -32012,
   unsafeEnv: -32012,
   unsafePath: -32012,
   unsupported: -32012,
@@ -2411,6 +2788,7 @@ export const ERROR_CODES = {
 export type ErrorDataByReason = {
   "alreadyInitialized": PlainErrorData & { reason: "alreadyInitialized" };
   "authRequired": PlainErrorData & { reason: "authRequired" };
+  "bundleTooLarge": BundleTooLargeErrorData;
   "callbackPortInUse": CallbackPortInUseErrorData;
   "cancelled": PlainErrorData & { reason: "cancelled" };
   "catalogTooLarge": LimitErrorData & { reason: "catalogTooLarge" };
@@ -2422,8 +2800,10 @@ export type ErrorDataByReason = {
   "insufficientScope": InsufficientScopeErrorData;
   "internal": InternalErrorData & { reason: "internal" };
   "invalidArguments": InvalidArgumentsErrorData;
+  "invalidBundle": InvalidBundleErrorData;
   "invalidElicitationResponse": PlainErrorData & { reason: "invalidElicitationResponse" };
   "invalidHeader": HeaderErrorData & { reason: "invalidHeader" };
+  "invalidInput": InputErrorData & { reason: "invalidInput" };
   "invalidOutput": InvalidOutputErrorData;
   "invalidParams": InvalidParamsErrorData;
   "invalidRequest": PlainErrorData & { reason: "invalidRequest" };
@@ -2432,6 +2812,7 @@ export type ErrorDataByReason = {
   "messageTooLarge": PlainErrorData & { reason: "messageTooLarge" };
   "methodNotFound": PlainErrorData & { reason: "methodNotFound" };
   "missingEnvVar": MissingEnvVarErrorData;
+  "missingInput": InputErrorData & { reason: "missingInput" };
   "noThreadOwner": PlainErrorData & { reason: "noThreadOwner" };
   "notARegularFile": PathErrorData & { reason: "notARegularFile" };
   "notInitialized": PlainErrorData & { reason: "notInitialized" };
@@ -2441,9 +2822,11 @@ export type ErrorDataByReason = {
   "originNotAllowed": OriginNotAllowedErrorData;
   "overloaded": PlainErrorData & { reason: "overloaded" };
   "parseError": PlainErrorData & { reason: "parseError" };
+  "policyDenied": PolicyDeniedErrorData;
   "reauthenticationRequired": ReauthenticationRequiredErrorData;
   "redactedValue": RedactedValueErrorData;
   "redirectRejected": PlainErrorData & { reason: "redirectRejected" };
+  "registryUnavailable": RegistryUnavailableErrorData;
   "reservedHeader": HeaderErrorData & { reason: "reservedHeader" };
   "resourceTooLarge": SizeLimitErrorData & { reason: "resourceTooLarge" };
   "responseTooLarge": SizeLimitErrorData & { reason: "responseTooLarge" };
@@ -2464,10 +2847,12 @@ export type ErrorDataByReason = {
   "unknownLogin": PlainErrorData & { reason: "unknownLogin" };
   "unknownPrompt": UnknownPromptErrorData;
   "unknownRef": UnknownRefErrorData;
+  "unknownRegistryEntry": UnknownRegistryEntryErrorData;
   "unknownResource": UnknownResourceErrorData;
   "unknownServer": UnknownServerErrorData;
   "unknownThread": UnknownThreadErrorData;
   "unknownTool": ToolErrorData & { reason: "unknownTool" };
+  "unsafeBundle": UnsafeBundleErrorData;
   "unsafeEnv": UnsafeEnvErrorData;
   "unsafePath": PathErrorData & { reason: "unsafePath" };
   "unsupported": UnsupportedErrorData;

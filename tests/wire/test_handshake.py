@@ -104,6 +104,7 @@ def test_the_initialize_line_is_the_catalog_result_as_the_connection_writes_it(
             "dataDir": data_dir,
             "methods": sorted(set(METHODS) - {"initialize"}),
             "notifications": sorted(NOTIFICATIONS),
+            "policy": {"source": None, "restricts": []},
         }
     )
     written = b'{"jsonrpc":"2.0","id":' + compact(request_id) + b',"result":' + model_json(model) + b"}\n"

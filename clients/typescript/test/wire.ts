@@ -13,6 +13,7 @@ export const INITIALIZE_RESULT: InitializeResult = {
   dataDir: "/nowhere",
   methods: ["mcpServer/list"],
   notifications: ["mcpServer/tool/progress"],
+  policy: { source: null, restricts: [] },
 };
 
 /** The daemon's end of the duplex: what the client sent, and a way to send it anything. */
