@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
+from protocol.apps import csp_origins
 from protocol.base import OpenModel, WireModel
 from protocol.content import Resource, ResourceTemplate
 
 _THREAD = "Use this thread's connection (and wait for its servers to start); else the management one."
 _META = "Metadata the server attached (MCP `_meta`)."
+_log = logging.getLogger(__name__)
 
 
 class ResourceListParams(WireModel):
@@ -53,7 +56,8 @@ class ResourceReadParams(WireModel):
 
 
 class UiCsp(WireModel):
-    """The origins a view may reach, beyond none (`_meta.ui.csp`)."""
+    """The origins a view may reach, beyond none (`_meta.ui.csp`): each `scheme://host[:port]` with a punycode host,
+    a wildcard only as a leading `*.`, never a loopback or private address (other entries are dropped)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -61,6 +65,19 @@ class UiCsp(WireModel):
     resource_domains: list[str] | None = Field(default=None, description="Origins of scripts, styles, images, fonts.")
     frame_domains: list[str] | None = Field(default=None, description="Origins of nested frames.")
     base_uri_domains: list[str] | None = Field(default=None, description="Origins a `<base>` may name.")
+
+    @field_validator("connect_domains", "resource_domains", "frame_domains", "base_uri_domains", mode="before")
+    @classmethod
+    def _origins_only(cls, entries: object) -> list[str] | None:
+        """Each entry an origin (`scheme://host[:port]`, punycode, public): any other is dropped with a note, so no
+        host ever puts it into a policy."""
+        if entries is None:
+            return None
+        kept, dropped = csp_origins(entries)
+        if dropped:
+            note = "a view's _meta.ui.csp named %d entries that are not public origins: %s"
+            _log.warning(note, len(dropped), dropped)
+        return kept
 
 
 class UiPermissions(WireModel):

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from protocol import constants, tool_names
+from protocol import apps, constants, tool_names
 from protocol.catalog import CLIENT_NOTIFICATIONS
 from protocol.errors import MODEL_OF_REASON, reasons_of
 from protocol.jsonrpc import REASON_CODES
@@ -41,6 +41,7 @@ ENVELOPE_NAMES = frozenset(
         "MAX_MESSAGE_BYTES",
         "MAX_OUTPUT_LINE_BYTES",
         "TOOL_NAME_RULE",
+        "MCP_APPS",
     }
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
@@ -289,7 +290,27 @@ def _facts() -> list[str]:
         " * `separator`, a tool name matches `toolName`, and the full name is at most `maxFullName` characters.\n"
         " */\n"
         f"export const TOOL_NAME_RULE = {{\n{rule}\n}} as const;",
+        _mcp_apps(),
     ]
+
+
+def _mcp_apps() -> str:
+    """MCP Apps' facts a host renders views by: the view's MIME type, the sandbox's two messages, the permissions."""
+    features = "\n".join(f"    {_key(key)}: {json.dumps(value)}," for key, value in apps.PERMISSION_FEATURES.items())
+    return (
+        "/**\n"
+        " * MCP Apps (`io.modelcontextprotocol/ui`): a view's MIME type, the sandbox relay's two messages, the\n"
+        " * longest origin a view may declare, each `_meta.ui.permissions` key with the frame feature granting it.\n"
+        " */\n"
+        "export const MCP_APPS = {\n"
+        f"  extension: {json.dumps(apps.APPS_EXTENSION)},\n"
+        f"  mimeType: {json.dumps(apps.APP_MIME_TYPE)},\n"
+        f"  sandboxProxyReady: {json.dumps(apps.SANDBOX_PROXY_READY)},\n"
+        f"  sandboxResourceReady: {json.dumps(apps.SANDBOX_RESOURCE_READY)},\n"
+        f"  maxOriginChars: {apps.MAX_ORIGIN_CHARS},\n"
+        f"  permissions: {{\n{features}\n  }},\n"
+        "} as const;"
+    )
 
 
 def render() -> str:

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from protocol.apps import APP_MIME_TYPE, APPS_EXTENSION
+
 if TYPE_CHECKING:
     from mcp.client.extension import ClientExtension
-
-APPS_EXTENSION = "io.modelcontextprotocol/ui"
-APP_MIME_TYPE = "text/html;profile=mcp-app"
 
 _apps = False
 

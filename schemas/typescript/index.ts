@@ -2429,7 +2429,10 @@ export interface TransportNotAllowedErrorData {
   name?: string;
 }
 
-/** The origins a view may reach, beyond none (`_meta.ui.csp`). */
+/**
+ * The origins a view may reach, beyond none (`_meta.ui.csp`): each `scheme://host[:port]` with a punycode host,
+ * a wildcard only as a leading `*.`, never a loopback or private address (other entries are dropped).
+ */
 export interface UiCsp {
   /** Origins of fetch, XHR and WebSocket. */
   connectDomains?: string[];
@@ -2961,4 +2964,22 @@ export const TOOL_NAME_RULE = {
   serverName: /^(?:[A-Za-z0-9_-]{1,24})$/,
   toolName: /^(?:[A-Za-z0-9_-]+)$/,
   maxFullName: 64,
+} as const;
+
+/**
+ * MCP Apps (`io.modelcontextprotocol/ui`): a view's MIME type, the sandbox relay's two messages, the
+ * longest origin a view may declare, each `_meta.ui.permissions` key with the frame feature granting it.
+ */
+export const MCP_APPS = {
+  extension: "io.modelcontextprotocol/ui",
+  mimeType: "text/html;profile=mcp-app",
+  sandboxProxyReady: "ui/notifications/sandbox-proxy-ready",
+  sandboxResourceReady: "ui/notifications/sandbox-resource-ready",
+  maxOriginChars: 256,
+  permissions: {
+    camera: "camera",
+    microphone: "microphone",
+    geolocation: "geolocation",
+    clipboardWrite: "clipboard-write",
+  },
 } as const;

@@ -141,3 +141,17 @@ def test_the_older_meta_key_and_malformed_visibility() -> None:
 def test_a_visibility_that_is_not_a_list_never_opens_a_tool(value: Any, who: list[str]) -> None:
     """A lone string names its one entry; any other type names no one; only an absent one means both."""
     assert _view({"ui": {"resourceUri": "ui://s/v.html", "visibility": value}}).visibility == who
+
+
+def test_a_views_csp_reaches_the_host_as_origins_only(data_dir: Path) -> None:
+    """A hostile server's `_meta.ui.csp`: the read hands over its public origins, in ASCII, and nothing else."""
+    with running_daemon(data_dir) as daemon:
+        daemon.initialize(mcpApps={})
+        command = script("hostile_view_server.py")
+        daemon.request("mcpServer/create", {"name": "hostile", "config": {"command": command[0], "args": command[1:]}})
+        thread_id = start_thread(daemon, servers=["hostile"])
+        params = {"threadId": thread_id, "server": "hostile", "uri": "ui://hostile/view.html"}
+        read = daemon.request("mcpServer/resource/read", params, timeout=START_TIMEOUT)
+        csp = read["contents"][0]["_meta"]["ui"]["csp"]
+        assert csp["connectDomains"] == ["https://api.example.test", "https://xn--bcher-kva.example"]
+        assert daemon.request("mcpServer/list", {})["data"][0]["name"] == "hostile", "the daemon keeps serving"

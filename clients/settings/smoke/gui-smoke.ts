@@ -608,11 +608,11 @@ async function main(): Promise<number> {
     });
 
     // MCP Apps (SPEC §13): views rendered in the Thread tab inside the sandbox on the host's second origin.
-    const view = (): FrameLocator => page.frameLocator('[data-role="app-view"] iframe.app-view').frameLocator("iframe");
+    const view = (): FrameLocator => page.frameLocator('[data-role="app-view"] iframe.mcp-app-view').frameLocator("iframe");
     // A view is painted in its own (out-of-process) frame, which Chromium does not draw while it is off screen:
     // bring it into view and wait (bounded) for it to draw two frames, so the screenshot shows the view itself.
     const viewShot = async (name: string): Promise<void> => {
-      await page.locator('[data-role="app-view"] iframe.app-view').scrollIntoViewIfNeeded();
+      await page.locator('[data-role="app-view"] iframe.mcp-app-view').scrollIntoViewIfNeeded();
       await view()
         .locator("body")
         .evaluate(
@@ -642,7 +642,7 @@ async function main(): Promise<number> {
       assert(input.includes('{"start":3}'), `tool input: ${input}`);
       const status = (await view().locator("#status").textContent()) ?? "";
       assert(status.includes("mcp-app-server-settings"), `status: ${status}`);
-      const frame = page.locator('[data-role="app-view"] iframe.app-view');
+      const frame = page.locator('[data-role="app-view"] iframe.mcp-app-view');
       const origin = new URL((await frame.getAttribute("src")) ?? "").origin;
       assert(origin === host?.sandboxOrigin && origin !== new URL(page.url()).origin, `sandbox origin ${origin}`);
       const height = await frame.evaluate((element) => (element as HTMLIFrameElement).style.height);

@@ -12,6 +12,7 @@ export const MAIN_JS = resolve(new URL("../src/host/main.js", import.meta.url).p
 export interface Answer {
   readonly status: number;
   readonly body: string;
+  readonly headers: import("node:http").IncomingHttpHeaders;
 }
 
 /** One HTTP request to the host on loopback. */
@@ -27,7 +28,11 @@ export function httpRequest(
       const chunks: Buffer[] = [];
       response.on("data", (chunk: Buffer) => chunks.push(chunk));
       response.on("end", () =>
-        resolveAnswer({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+        resolveAnswer({
+          status: response.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString("utf8"),
+          headers: response.headers,
+        }),
       );
     });
     sent.once("error", reject);

@@ -23,10 +23,36 @@ after(() => {
   rmSync(base, { recursive: true, force: true });
 });
 
+/** Load the page as a browser does: the nonce cookie the host sets on a first load (`name=value`). */
+async function browserCookie(port: number): Promise<string> {
+  const page = await httpRequest(port, "GET", "/", { host: `127.0.0.1:${port}` });
+  const cookie = String(page.headers["set-cookie"] ?? "").split(";")[0] ?? "";
+  assert.match(cookie, /^mcp-settings-browser=[0-9a-f]{48}$/);
+  assert.match(String(page.headers["set-cookie"]), /HttpOnly; SameSite=Strict/);
+  return cookie;
+}
+
+/** Open the bridge with `token` from a browser holding `cookie`; resolves with the socket, rejects when refused. */
+function bridge(port: number, token: string, cookie: string | undefined): Promise<WebSocket> {
+  const headers: Record<string, string> = { Origin: `http://127.0.0.1:${port}` };
+  if (cookie !== undefined) headers.Cookie = cookie;
+  const socket = new WebSocket(`ws://127.0.0.1:${port}/bridge?token=${token}`, { headers });
+  return new Promise((resolveOpen, reject) => {
+    socket.once("open", () => resolveOpen(socket));
+    socket.once("error", reject);
+  });
+}
+
 /** Trade `code` at the host as a page of `origin` would; the answer's status and token. */
-async function trade(port: number, code: string, origin: string | undefined): Promise<{ status: number; token?: string }> {
+async function trade(
+  port: number,
+  code: string,
+  origin: string | undefined,
+  cookie?: string,
+): Promise<{ status: number; token?: string }> {
   const headers: Record<string, string> = { "Content-Type": "application/json" };
   if (origin !== undefined) headers.Origin = origin;
+  if (cookie !== undefined) headers.Cookie = cookie;
   const answer = await httpRequest(port, "POST", SESSION_PATH, headers, JSON.stringify({ code }));
   if (answer.status !== 200) return { status: answer.status };
   return { status: answer.status, token: (JSON.parse(answer.body) as { token: string }).token };
@@ -78,8 +104,12 @@ test("--open starts the system opener with a one-time code, and its command line
 
     const origin = url.origin;
     const code = codeOf(opened);
-    assert.deepEqual(await trade(Number(url.port), code, origin), { status: 200, token });
-    assert.deepEqual(await trade(Number(url.port), code, origin), { status: 403 }, "a code was good twice");
+    const cookie = await browserCookie(Number(url.port));
+    const traded = await trade(Number(url.port), code, origin, cookie);
+    assert.equal(traded.status, 200);
+    assert.match(traded.token ?? "", /^[0-9a-f]{64}$/);
+    assert.notEqual(traded.token, token, "the trade handed out the run's token");
+    assert.deepEqual(await trade(Number(url.port), code, origin, cookie), { status: 403 }, "a code was good twice");
   } finally {
     main.kill("SIGTERM");
   }
@@ -106,28 +136,43 @@ test("a code is good once, within its time, and only for the page's own origin",
   assert.ok(!(opened[0] ?? "").includes(host.token), "openPage handed the token to the opener");
   const code = codeOf(opened[0] ?? "");
 
-  // Another site's page, or a request with no Origin, is refused and does not spend the code.
-  assert.equal((await trade(host.port, code, "http://evil.example")).status, 403);
-  assert.equal((await trade(host.port, code, `http://127.0.0.1:${host.port + 1}`)).status, 403);
-  assert.equal((await trade(host.port, code, undefined)).status, 403);
-  const traded = await trade(host.port, code, origin);
-  assert.deepEqual(traded, { status: 200, token: host.token });
-  assert.equal((await trade(host.port, code, origin)).status, 403, "a replayed code was accepted");
+  // Another site's page, a request with no Origin, or a browser that never loaded the page (a program that read
+  // the code from a process list) is refused and does not spend the code.
+  const cookie = await browserCookie(host.port);
+  assert.equal((await trade(host.port, code, "http://evil.example", cookie)).status, 403);
+  assert.equal((await trade(host.port, code, `http://127.0.0.1:${host.port + 1}`, cookie)).status, 403);
+  assert.equal((await trade(host.port, code, undefined, cookie)).status, 403);
+  assert.equal((await trade(host.port, code, origin)).status, 403);
+  assert.equal((await trade(host.port, code, origin, "mcp-settings-browser=" + "0".repeat(48))).status, 403);
+  const traded = await trade(host.port, code, origin, cookie);
+  assert.equal(traded.status, 200);
+  const session = traded.token ?? "";
+  assert.match(session, /^[0-9a-f]{64}$/);
+  assert.notEqual(session, host.token);
 
-  // The token it gave opens the bridge.
-  const socket = new WebSocket(`ws://127.0.0.1:${host.port}/bridge?token=${traded.token ?? ""}`, { headers: { Origin: origin } });
-  await new Promise<void>((resolveOpen, reject) => {
-    socket.once("open", () => resolveOpen());
-    socket.once("error", reject);
-  });
-  socket.close();
+  // The session opens the bridge from the browser that traded the code, and from no other.
+  const socket = await bridge(host.port, session, cookie);
+  await assert.rejects(bridge(host.port, session, undefined));
+  await assert.rejects(bridge(host.port, session, await browserCookie(host.port)));
+
+  // The same browser opening the link twice is refused and keeps its session.
+  assert.equal((await trade(host.port, code, origin, cookie)).status, 403, "a replayed code");
+  assert.equal(socket.readyState, WebSocket.OPEN);
+  (await bridge(host.port, session, cookie)).close();
+
+  // The code comes back from another browser (the person's, after whoever traded it first): refused, and the
+  // session it opened is ended, its bridge closed.
+  const closed = new Promise<void>((resolveClosed) => socket.once("close", () => resolveClosed()));
+  assert.equal((await trade(host.port, code, origin, await browserCookie(host.port))).status, 403, "a replayed code");
+  await closed;
+  await assert.rejects(bridge(host.port, session, cookie));
 
   const stale = codeOf(host.oneTimeUrl());
   now += CODE_TTL_MS;
-  assert.equal((await trade(host.port, stale, origin)).status, 403, "an expired code was accepted");
+  assert.equal((await trade(host.port, stale, origin, cookie)).status, 403, "an expired code was accepted");
   const fresh = codeOf(host.oneTimeUrl());
   now += CODE_TTL_MS - 1;
-  assert.equal((await trade(host.port, fresh, origin)).status, 200, "a code was refused within its time");
-  assert.equal((await trade(host.port, "0".repeat(64), origin)).status, 403, "an unknown code was accepted");
-  assert.equal((await trade(host.port, "", origin)).status, 403);
+  assert.equal((await trade(host.port, fresh, origin, cookie)).status, 200, "a code was refused within its time");
+  assert.equal((await trade(host.port, "0".repeat(64), origin, cookie)).status, 403, "an unknown code was accepted");
+  assert.equal((await trade(host.port, "", origin, cookie)).status, 403);
 });

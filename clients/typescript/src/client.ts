@@ -195,7 +195,7 @@ export class AppServerClient {
     args: readonly string[] = [],
     options: SpawnOptions = {},
   ): Promise<AppServerClient> {
-    const { openStderr, startSidecar } = await import("./sidecar.js");
+    const { openStderr, startSidecar } = await import("#sidecar");
     let client: AppServerClient | undefined;
     const stderr =
       options.stderr === undefined ? undefined : openStderr(options.stderr, (error) => client?.emit("error", error));

@@ -5,7 +5,11 @@
 //   rpc/pending.ts     where a response is matched to its request (ids, timeouts and cancellation live beside it)
 //   rpc/lines.ts       where a line is read (linear, capped at the daemon's MAX_OUTPUT_LINE_BYTES)
 //   rpc/guard.ts       the schema guard, over validators compiled when the package is built
-//   sidecar.ts         Node only: the daemon as a child process, its stderr
+//   rpc/port.ts        a transport over a postMessage pair (a renderer talking to the sidecar through its host)
+//   sidecar.ts         Node only: the daemon as a child process, its stderr (`#sidecar`; a browser gets a stub)
+//   browser.ts         the `browser` condition of `.`: the same API, nothing of Node
+//   apps-host.ts       `./apps-host` (Node): the MCP Apps sandbox server, the views' policies
+//   apps-view.ts       `./apps-view` (browser): mount a view for a tool call through the sandbox
 export { AppServerClient, CLIENT_INFO, DEFAULT_REQUEST_TIMEOUT_MS } from "./client.js";
 export type {
   ClientEvents,
@@ -39,6 +43,8 @@ export { AppServerError, ProtocolViolation, isAppServerError } from "./errors.js
 export type { AppServerErrorOf, ErrorSource, SchemaIssue, ViolationKind } from "./errors.js";
 export { extensionKey, isServerName, parseToolFullName, toolFullName } from "./names.js";
 export { streamTransport } from "./rpc/transport.js";
+export { PORT_CLOSED, messagePortTransport } from "./rpc/port.js";
+export type { MessagePortLike } from "./rpc/port.js";
 export type {
   LineOptions,
   ReadableLike,
@@ -56,6 +62,7 @@ export {
   MAX_MESSAGE_BYTES,
   MAX_OUTPUT_LINE_BYTES,
   PROTOCOL_VERSION,
+  MCP_APPS,
   TOOL_NAME_RULE,
 } from "./generated/protocol.js";
 export type * from "./generated/protocol.js";

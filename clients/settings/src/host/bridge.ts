@@ -31,6 +31,8 @@ export const CLOSE = {
 interface Relay {
   readonly page: WebSocket;
   readonly daemon: Socket;
+  /** The token the page connected with (a session's ends its relays). */
+  readonly token: string | null;
 }
 
 /** Accepts the page's WebSockets and relays each to its own daemon connection. */
@@ -66,7 +68,18 @@ export class Bridge {
       socket.end(`HTTP/1.1 ${refusal.status} ${refusal.reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
-    this.server.handleUpgrade(request, socket, head, (page) => this.relay(page));
+    const token = url.searchParams.get("token");
+    this.server.handleUpgrade(request, socket, head, (page) => this.relay(page, token));
+  }
+
+  /** Close the page connections that came with `token` (a session that was ended). */
+  endSession(token: string): void {
+    for (const relay of [...this.relays]) {
+      if (relay.token !== token) continue;
+      this.relays.delete(relay);
+      relay.page.terminate();
+      relay.daemon.destroy();
+    }
   }
 
   /** Close every page connection and its daemon connection. */
@@ -79,9 +92,9 @@ export class Bridge {
     this.server.close();
   }
 
-  private relay(page: WebSocket): void {
+  private relay(page: WebSocket, token: string | null): void {
     const daemon = connect(this.socketPath);
-    const relay: Relay = { page, daemon };
+    const relay: Relay = { page, daemon, token };
     this.relays.add(relay);
     const transport = streamTransport(daemon, daemon);
     let ended = false;

@@ -12,6 +12,8 @@ export type Redemption = "ok" | "unknown" | "used" | "expired";
 interface Issued {
   readonly expiresAt: number;
   used: boolean;
+  /** The session the code was traded for, to end when the code comes back. */
+  session?: string;
 }
 
 /** The codes of one run: each is good for one trade, within its time. */
@@ -41,6 +43,17 @@ export class OneTimeCodes {
     if (entry.used) return "used";
     entry.used = true;
     return this.now() >= entry.expiresAt ? "expired" : "ok";
+  }
+
+  /** Remember the session `code` was traded for (`sessionOf` finds it when the code comes back as used). */
+  bind(code: string, session: string): void {
+    const entry = this.issued.get(digest(code));
+    if (entry !== undefined) entry.session = session;
+  }
+
+  /** The session `code` was traded for, while the code is remembered. */
+  sessionOf(code: unknown): string | undefined {
+    return typeof code === "string" && code.length <= 256 ? this.issued.get(digest(code))?.session : undefined;
   }
 
   /** Forget codes past their time (an expired code is then `unknown`, which is refused the same way). */

@@ -4,6 +4,7 @@
 // Origin (the code stands in for the token there).
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+import type { BrowserSessions } from "./sessions.js";
 
 /** The loopback names the page may be loaded under; the URL the host prints uses the first. */
 const LOOPBACK_NAMES = ["127.0.0.1", "localhost"] as const;
@@ -23,6 +24,8 @@ export class Gate {
   constructor(
     token: string,
     private readonly port: () => number,
+    /** Sessions traded for one-time codes: their tokens are good from their own browser only. */
+    private readonly sessions?: BrowserSessions,
   ) {
     this.token = Buffer.from(token, "utf8");
   }
@@ -49,7 +52,8 @@ export class Gate {
   refusal(request: IncomingMessage, token: string | null | undefined): Refusal | undefined {
     const origin = this.originRefusal(request);
     if (origin !== undefined) return origin;
-    if (!this.tokenMatches(token)) return { status: 403, reason: "the token is missing or wrong" };
+    const session = typeof token === "string" && this.sessions?.accepts(token, request) === true;
+    if (!session && !this.tokenMatches(token)) return { status: 403, reason: "the token is missing or wrong" };
     return undefined;
   }
 

@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AppServerClient } from "mcp-app-server-client";
+import { AppsSandbox } from "mcp-app-server-client/apps-host";
 import type { SidecarExit } from "mcp-app-server-client";
 import { Bridge } from "./bridge.js";
 import { DaemonLog } from "./daemon-log.js";
@@ -17,7 +18,7 @@ import type { OpenExternal } from "./browser.js";
 import { OneTimeCodes } from "./codes.js";
 import { Gate, newToken } from "./gate.js";
 import { PageFiles, securityHeaders } from "./pages.js";
-import { SandboxServer } from "./sandbox.js";
+import { BrowserSessions } from "./sessions.js";
 
 /** The host's name and version, as the daemon sees its lifecycle connection. */
 export const HOST_INFO = { name: "mcp-app-server-settings-host", version: "0.1.0" } as const;
@@ -57,8 +58,10 @@ export interface Host {
   readonly url: string;
   readonly port: number;
   readonly token: string;
-  /** The MCP Apps sandbox's origin (a second loopback port). */
+  /** The MCP Apps sandbox's relay origin (a second loopback port; each server's view has its own origin there). */
   readonly sandboxOrigin: string;
+  /** The sandbox's URL the page mounts views with (`mountAppView`'s `sandbox`; it carries the sandbox's token). */
+  readonly sandboxUrl: string;
   /** The daemon's `--listen` socket. */
   readonly socketPath: string;
   /** The file the daemon's log lines are appended to, in its data dir. */
@@ -111,8 +114,9 @@ export async function startHost(options: HostOptions): Promise<Host> {
   client.on("restarted", () => log("daemon restarted; pages reconnect"));
 
   let port = 0;
-  const sandbox = new SandboxServer(() => port);
-  const gate = new Gate(token, () => port);
+  let sandbox: AppsSandbox | undefined;
+  const sessions = new BrowserSessions();
+  const gate = new Gate(token, () => port, sessions);
   const codes = new OneTimeCodes(options.codeTtlMs, options.clock);
   const bridge = new Bridge(socketPath, gate, log);
   const server = createServer((request, response) => {
@@ -129,6 +133,11 @@ export async function startHost(options: HostOptions): Promise<Host> {
       return;
     }
     const path = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
+    if (request.method === "GET" && path === "/") {
+      // The browser that loads the page gets a nonce: only it may trade a one-time code (SESSION_PATH).
+      const cookie = sessions.cookieFor(request);
+      if (cookie !== undefined) response.setHeader("Set-Cookie", cookie);
+    }
     if ((request.method === "GET" || request.method === "HEAD") && pages.serve(request, response, path)) return;
     if (path === OPEN_PATH && request.method === "POST") {
       await openRequested(request, response);
@@ -164,18 +173,36 @@ export async function startHost(options: HostOptions): Promise<Host> {
       answer(response, refusal.status, refusal.reason);
       return;
     }
+    // Only a browser that loaded the page trades a code (a program that read the code has no such cookie).
+    const nonce = sessions.nonceOf(request);
+    if (nonce === undefined) {
+      answer(response, 403, "this browser has not loaded the page: open the URL the host printed");
+      return;
+    }
     const body = await readBody(request);
-    const outcome = codes.redeem(body === undefined ? undefined : field(body, "code"));
+    const code = body === undefined ? undefined : field(body, "code");
+    const outcome = codes.redeem(code);
     if (outcome !== "ok") {
+      // A used code from another browser than the one that traded it: whoever traded it first loses the session.
+      const spent = outcome === "used" ? codes.sessionOf(code) : undefined;
+      const stolen = spent !== undefined && sessions.browserOf(spent) !== nonce;
+      if (stolen) {
+        sessions.end(spent);
+        bridge.endSession(spent);
+      }
       log(
-        outcome === "used"
-          ? "refused a one-time code that was already used: if you did not open the page twice, another program may have read it"
-          : `refused a one-time code (${outcome})`,
+        stolen
+          ? "refused a one-time code another browser had traded, and ended that browser's session: another program may have read the code"
+          : outcome === "used"
+            ? "refused a one-time code that was already used (this browser opened the link twice)"
+            : `refused a one-time code (${outcome})`,
       );
       answer(response, 403, "the code is unknown, already used or expired: open the URL the host printed");
       return;
     }
-    const text = JSON.stringify({ token });
+    const session = sessions.open(nonce);
+    codes.bind(code as string, session);
+    const text = JSON.stringify({ token: session });
     response.writeHead(200, {
       "Content-Type": "application/json; charset=utf-8",
       "Content-Length": Buffer.byteLength(text),
@@ -187,17 +214,21 @@ export async function startHost(options: HostOptions): Promise<Host> {
 
   let pages: PageFiles;
   try {
-    await sandbox.listen();
-    pages = new PageFiles(sandbox.origin);
+    sandbox = await AppsSandbox.start({
+      pageOrigins: () => [`http://127.0.0.1:${port}`, `http://localhost:${port}`],
+      log,
+    });
+    pages = new PageFiles(sandbox.url);
     await listen(server, options.port ?? 0);
   } catch (error) {
-    await sandbox.close();
+    await sandbox?.close();
     await client.close();
     await daemonLog.close();
     rmSync(socketDir, { recursive: true, force: true });
     throw error;
   }
   port = (server.address() as AddressInfo).port;
+  const views = sandbox;
   let closing: Promise<void> | undefined;
   const origin = `http://127.0.0.1:${port}`;
   const oneTimeUrl = (): string => `${origin}/#code=${codes.issue()}`;
@@ -205,7 +236,8 @@ export async function startHost(options: HostOptions): Promise<Host> {
     url: `${origin}/#token=${token}`,
     port,
     token,
-    sandboxOrigin: sandbox.origin,
+    sandboxOrigin: views.origin,
+    sandboxUrl: views.url,
     socketPath,
     daemonLogPath: daemonLog.path,
     client,
@@ -220,7 +252,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
         bridge.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
-        await sandbox.close();
+        await views.close();
         await client.close();
         await daemonLog.close();
         rmSync(socketDir, { recursive: true, force: true });

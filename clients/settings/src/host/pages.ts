@@ -1,6 +1,6 @@
 // The page's files (built by `scripts/bundle.mjs` into dist/page), served from memory with headers that keep the
 // page to itself: its own scripts only (no 'unsafe-eval': the client's validators are compiled when it is built), no
-// framing of it, frames only from the MCP Apps sandbox's origin (written into the page), no referrer (the token is
+// framing of it, frames only from the MCP Apps sandbox's relay origin (its URL written into the page), no referrer (the token is
 // in the URL's fragment, which is never sent, but the rule costs nothing).
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -12,17 +12,16 @@ const FILES: { readonly [path: string]: { readonly file: string; readonly type: 
   "/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
 };
 
-/** The page's files, read once, the sandbox's origin written into its HTML. */
+/** The page's files, read once, the MCP Apps sandbox's URL written into its HTML. */
 export class PageFiles {
   private readonly bodies = new Map<string, Buffer>();
+  private readonly sandboxOrigin: string;
 
-  constructor(
-    private readonly sandboxOrigin: string,
-    directory: URL = PAGE_DIR,
-  ) {
+  constructor(sandboxUrl: string, directory: URL = PAGE_DIR) {
+    this.sandboxOrigin = new URL(sandboxUrl).origin;
     for (const [path, { file }] of Object.entries(FILES)) {
       const body = readFileSync(new URL(file, directory));
-      this.bodies.set(path, path === "/" ? Buffer.from(body.toString("utf8").replace("%SANDBOX_ORIGIN%", sandboxOrigin)) : body);
+      this.bodies.set(path, path === "/" ? Buffer.from(body.toString("utf8").replace("%SANDBOX_URL%", sandboxUrl)) : body);
     }
   }
 
