@@ -71,6 +71,12 @@ def connection_auth(name: str, config: McpServerConfig, data_dir: Path, env: Map
     if not isinstance(config, HttpServerConfig):
         return None
     if config.oauth is not None and auth_status(name, config.url, config, data_dir) == "notLoggedIn":
+        if CredentialStore(data_dir).login_lost(name, config.url):
+            raise AppError(
+                "reauthenticationRequired",
+                f"server {name}'s stored OAuth login stopped working; log in again (mcpServer/oauth/login)",
+                server=name,
+            )
         raise AppError("authRequired", f"server {name} needs an OAuth login (mcpServer/oauth/login)", server=name)
     return oauth_auth(name, config.url, config, data_dir, env)
 

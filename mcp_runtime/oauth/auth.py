@@ -30,7 +30,7 @@ from mcp.client.auth.utils import (
 from mcp.shared.auth import OAuthMetadata, OAuthToken, ProtectedResourceMetadata
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
-from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
+from mcp_runtime.oauth.credentials import LOGIN_LOST, CredentialStore, StoredTokenStorage
 from mcp_runtime.oauth.dpop import DPoP, send_token_request
 from mcp_runtime.oauth.flow import LoginLost, refuse
 from mcp_runtime.oauth.policy import OriginPolicy, sdk_failure
@@ -206,7 +206,8 @@ class ServerAuth(httpx2.Auth):
             tokens = entry.get("tokens")
             if not entry or not isinstance(tokens, dict) or tokens.get("access_token") != lost:
                 return entry or None
-            return {k: v for k, v in entry.items() if k not in ("tokens", "expiresAt")}
+            kept = {k: v for k, v in entry.items() if k not in ("tokens", "expiresAt")}
+            return {**kept, LOGIN_LOST: True}  # every connection made from now on says a login is needed again
 
         try:
             await anyio.to_thread.run_sync(self._store.update, self._name, self._url, drop)

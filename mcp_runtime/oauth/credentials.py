@@ -35,6 +35,8 @@ challenge, for step-up), ``dpopKey`` (the PEM private key of the server's DPoP p
 (while the tokens are bound to it), ``updatedAt``. A pre-registered client's secret is never stored (it stays in
 the environment)."""
 BINDING_FIELDS = ("dpopKey", "tokenType")
+LOGIN_LOST = "loginLost"
+"""Marks an entry whose tokens were dropped because its login stopped working; a new login's tokens clear it."""
 """What is written together with the tokens, since the tokens are bound to it."""
 SECRET_FIELDS = ("tokens", "clientInfo", "dpopKey")
 """What the secret store keeps for an entry, as one item (so tokens and the key they are bound to change together)."""
@@ -130,6 +132,12 @@ class CredentialStore:
         if entry is not None and "tokens" in (entry.get(_HOLDS) or []):
             return True
         return bool(entry and isinstance(entry.get("tokens"), dict) and entry["tokens"].get("access_token"))
+
+    def login_lost(self, name: str, url: str) -> bool:
+        """Whether the entry's login stopped working (its refresh refused) and no login has replaced it since: a
+        connection made now needs a login again, not a first one. From the file alone."""
+        entry = self._recorded(name, url)
+        return bool(entry and entry.get(LOGIN_LOST))
 
     def update(self, name: str, url: str, change: Callable[[Entry], Entry | None]) -> None:
         """Apply ``change`` to the (possibly empty) entry under the lock; returning None deletes it."""
@@ -262,7 +270,7 @@ class StoredTokenStorage:
         bound_to = self.binding() if self.binding is not None else {}
 
         def change(entry: Entry) -> Entry:
-            kept = {k: v for k, v in entry.items() if k not in BINDING_FIELDS}
+            kept = {k: v for k, v in entry.items() if k not in BINDING_FIELDS and k != LOGIN_LOST}
             return {**kept, "tokens": data, "expiresAt": expires_at(data), **bound_to}
 
         await anyio.to_thread.run_sync(self.store.update, self.name, self.url, change)
