@@ -23,6 +23,7 @@ from .oauth import client_metadata_url as client_metadata_url
 from .oauth import login_client as login_client
 from .oauth import step_up_scopes as step_up_scopes
 from .owners.elicitation import CANCELLED as CANCELLED
+from .owners.elicitation import Ending as Ending
 from .owners.elicitation import Resolution as Resolution
 from .owners.elicitation import resolve_answer as resolve_answer
 from .owners.loading import load_owners as load_owners

@@ -206,13 +206,15 @@ class ServerRequestResolved(WireModel):
     """`serverRequest/resolved`: sent to the answering connection before the answer goes upstream.
 
     `action` is what the server is told. `reason: "invalidElicitationResponse"` (with `errors`) marks a `cancel`
-    the daemon chose because the answer did not fit `requestedSchema`, not the user's cancel.
+    the daemon chose because the answer did not fit `requestedSchema`, not the user's cancel; `reason: "timeout"`
+    one the call's own timeout chose (a form's open time never counts toward it, SPEC §16).
     """
 
     thread_id: str = Field(description="The thread of the tool call that asked.")
     request_id: str | int = Field(description="The id of the server request that is resolved.")
     action: ElicitationAction = Field(description="What the server is told.")
-    reason: Literal["invalidElicitationResponse"] | None = Field(
-        default=None, description="Set when the daemon cancelled because the answer did not fit the form."
+    reason: Literal["invalidElicitationResponse", "timeout"] | None = Field(
+        default=None,
+        description="Set when the daemon cancelled: the answer did not fit the form, or the call timed out.",
     )
     errors: list[ValidationIssue] | None = Field(default=None, description="How the answer missed the form.")

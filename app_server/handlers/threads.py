@@ -12,7 +12,7 @@ import anyio
 from app_server.context import RequestContext
 from app_server.handlers.registry import method
 from app_server.wire.connection import EncodedResult, next_server_request_id
-from mcp_runtime import CANCELLED, Resolution, resolve_answer
+from mcp_runtime import CANCELLED, Ending, Resolution, resolve_answer
 from protocol.elicitation import ElicitationRequest
 from protocol.jsonrpc import AppError
 from protocol.thread import (
@@ -71,9 +71,9 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResul
             ),
         )
 
-    async def ask(request: ElicitationRequest) -> Resolution:
+    async def ask(request: ElicitationRequest, ending: Ending) -> Resolution:
         """Ask the calling connection only; its answer is judged, and the judgement reported to it (resolved:
-        answered, connection closed, or cancelled with the call) before it goes upstream."""
+        answered, connection closed, or cut off with the call: ``ending`` says how) before it goes upstream."""
         request_id = next_server_request_id()
         resolution = CANCELLED
         try:
@@ -82,6 +82,9 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResul
                 resolution = resolve_answer(response["result"], request.requested_schema)
         except AppError:
             resolution = CANCELLED
+        except anyio.get_cancelled_exc_class():
+            resolution = ending()
+            raise
         finally:
             connection.notify("serverRequest/resolved", resolution.resolved(thread_id, request_id))
         return resolution

@@ -18,6 +18,7 @@ import anyio
 import structlog
 
 from mcp_runtime.catalog.schemas import errors, non_finite, validator
+from mcp_runtime.owners.deadline import CallDeadline
 from protocol.elicitation import ElicitationFormSchema, ElicitationRequest, ServerRequestResolved, ValidationIssue
 
 log = structlog.get_logger("mcp_runtime.elicitation")
@@ -69,9 +70,14 @@ class Resolution:
 
 CANCELLED = Resolution("cancel")
 """No answer at all (connection closed, the call ended, the client answered with an error)."""
+TIMED_OUT = Resolution("cancel", reason="timeout")
+"""The call's own time ran out while the form was being shown to the client."""
 
-AskCallback = Callable[[ElicitationRequest], Awaitable[Resolution]]
-"""Sends the elicitation to the calling client and returns its judged answer (``resolve_answer``)."""
+Ending = Callable[[], Resolution]
+"""What an elicitation cut off before its answer is resolved as: ``CANCELLED``, or ``TIMED_OUT``."""
+AskCallback = Callable[[ElicitationRequest, Ending], Awaitable[Resolution]]
+"""Sends the elicitation to the calling client and returns its judged answer (``resolve_answer``); cut off, it
+reports ``Ending()`` to the client."""
 
 
 def _invalid(found: list[dict[str, str]]) -> Resolution:
@@ -117,16 +123,31 @@ class Call:
     turn_id: str | None
     ask: AskCallback | None
     elicitations: set[anyio.CancelScope] = field(default_factory=set)
+    deadline: CallDeadline | None = None
+    task_id: str | None = None
+    """The server-side task the call runs as, once created (its requests for input name it)."""
+    timed_out: bool = False
     _settled: anyio.Event | None = None
+
+    def task_started(self, task_id: str) -> None:
+        self.task_id = task_id
+
+    def ending(self) -> Resolution:
+        return TIMED_OUT if self.timed_out else CANCELLED
 
     @contextmanager
     def waiting(self) -> Iterator[None]:
-        """An elicitation this call waits on, cancelled (and waited for) when the call ends."""
+        """An elicitation this call waits on (the call's deadline stops meanwhile), cancelled (and waited for)
+        when the call ends."""
         with anyio.CancelScope() as scope:
             self.elicitations.add(scope)
+            if self.deadline is not None:
+                self.deadline.pause()
             try:
                 yield
             finally:
+                if self.deadline is not None:
+                    self.deadline.resume()
                 self.elicitations.discard(scope)
                 if not self.elicitations and self._settled is not None:
                     self._settled.set()
@@ -148,13 +169,21 @@ current_call: contextvars.ContextVar[Call | None] = contextvars.ContextVar("mcp_
 """The call whose task is running: in the 2026 era the SDK drives input-required rounds inside that task."""
 
 
-def attribute(owner: object, server: str, calls: list[Call]) -> Call | None:
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+
+
+def attribute(owner: object, server: str, calls: list[Call], params: Any = None) -> Call | None:
     """The one waiting call an elicitation belongs to, or None (then it is declined): the running call in the
-    2026 era; in the 2025 era the request arrives on the session's own loop, so only a single call in flight
-    on that server in this thread can be its owner."""
+    2026 era; in the 2025 era the request arrives on the session's own loop, so it is the call whose task it
+    names (a task's request for input says which task), else the single call in flight on that server."""
     call = current_call.get()
     if call is not None:
         return call if call.owner is owner and call.server == server and call in calls else None
+    meta = getattr(params, "meta", None)
+    related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+    task_id = related.get("taskId") if isinstance(related, dict) else None
+    if isinstance(task_id, str):
+        return next((call for call in calls if call.task_id == task_id), None)
     return calls[0] if len(calls) == 1 else None
 
 
@@ -186,5 +215,5 @@ async def elicit(thread_id: str, server: str, call: Call | None, params: Any) ->
     )
     resolution = CANCELLED
     with call.waiting():
-        resolution = await call.ask(request)
+        resolution = await call.ask(request, call.ending)
     return resolution.result()

@@ -24,6 +24,7 @@ from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.oauth import logs_in, needs_login
 from mcp_runtime.owners import elicitation as _elicitation
 from mcp_runtime.owners.base import SlotOwner
+from mcp_runtime.owners.deadline import FORM_BACKSTOP_S, CallDeadline, runs_as_task
 from mcp_runtime.owners.elicitation import AskCallback, Call
 from mcp_runtime.owners.preview import resource_read_fact
 from mcp_runtime.owners.projection import project, tool_call_json, unarchived
@@ -261,11 +262,19 @@ class McpThreadRuntime(SlotOwner):
             entry.calls.append(call)
             token = _elicitation.current_call.set(call)
             try:
-                with anyio.move_on_after(limit_ms / 1000) as deadline:
+                with anyio.CancelScope() as scope:
+                    call.deadline = CallDeadline(scope, limit_ms / 1000)  # stops while a form is open
                     result = await slot.call_tool(
-                        tool, arguments, timeout_s=limit_ms / 1000, progress=progress, meta=meta
+                        tool,
+                        arguments,
+                        timeout_s=limit_ms / 1000 + FORM_BACKSTOP_S,
+                        progress=progress,
+                        meta=meta,
+                        as_task=runs_as_task(spec.tool),
+                        task_started=call.task_started,
                     )
-                if deadline.cancelled_caught:
+                if scope.cancelled_caught:
+                    call.timed_out = True
                     raise timeout_error(server, limit_ms, tool=tool)
             finally:
                 _elicitation.current_call.reset(token)
@@ -306,7 +315,7 @@ class McpThreadRuntime(SlotOwner):
 
     def _elicitation_handler(self, server: str) -> ElicitationHandler:
         async def handler(_ctx: Any, params: Any) -> Any:
-            call = None if self._closed else _elicitation.attribute(self, server, self._servers[server].calls)
+            call = None if self._closed else _elicitation.attribute(self, server, self._servers[server].calls, params)
             return await _elicitation.elicit(self.thread_id or "", server, call, params)
 
         return handler

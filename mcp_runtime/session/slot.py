@@ -317,8 +317,11 @@ class SessionSlot:
         timeout_s: float,
         progress: ProgressCallback | None = None,
         meta: dict[str, Any] | None = None,
+        as_task: bool = False,
+        task_started: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
-        """``tools/call``; the result comes back even when ``structuredContent`` misses its ``outputSchema``."""
+        """``tools/call`` (as a task when ``as_task``); the result comes back even when ``structuredContent``
+        misses its ``outputSchema``."""
         client = self._require()
         with self._gate, self._typed_failures(tool=name, timeout_ms=timeout_s * 1000):
             return await _requests.call_tool(
@@ -330,6 +333,8 @@ class SessionSlot:
                 meta=meta,
                 modern=self.modern,
                 relisted=lambda: self._refresher.mark("tools"),
+                as_task=as_task,
+                task_started=task_started,
             )
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:

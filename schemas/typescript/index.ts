@@ -1390,7 +1390,8 @@ export interface ServerRecord {
  * `serverRequest/resolved`: sent to the answering connection before the answer goes upstream.
  *
  * `action` is what the server is told. `reason: "invalidElicitationResponse"` (with `errors`) marks a `cancel`
- * the daemon chose because the answer did not fit `requestedSchema`, not the user's cancel.
+ * the daemon chose because the answer did not fit `requestedSchema`, not the user's cancel; `reason: "timeout"`
+ * one the call's own timeout chose (a form's open time never counts toward it, SPEC §16).
  */
 export interface ServerRequestResolved {
   /** The thread of the tool call that asked. */
@@ -1399,8 +1400,8 @@ export interface ServerRequestResolved {
   requestId: string | number;
   /** What the server is told. */
   action: "accept" | "decline" | "cancel";
-  /** Set when the daemon cancelled because the answer did not fit the form. */
-  reason?: "invalidElicitationResponse";
+  /** Set when the daemon cancelled: the answer did not fit the form, or the call timed out. */
+  reason?: "invalidElicitationResponse" | "timeout";
   /** How the answer missed the form. */
   errors?: ValidationIssue[];
 }
