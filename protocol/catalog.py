@@ -77,6 +77,7 @@ NOTIFICATIONS: dict[str, NotificationSpec] = {
     "mcpServer/oauthLogin/completed": NotificationSpec("status.OAuthLoginCompleted"),
     "mcpServer/tool/progress": NotificationSpec("tool.ToolProgress"),
     "serverRequest/resolved": NotificationSpec("elicitation.ServerRequestResolved"),
+    "mcpServer/elicitation/completed": NotificationSpec("elicitation.ElicitationCompleted"),
     "mcp:tools_updated": NotificationSpec("tool.ToolsUpdated"),
     "mcp:resources_updated": NotificationSpec("resource.ResourcesUpdated"),
     "mcp:resource_updated": NotificationSpec("resource.ResourceUpdated"),

@@ -98,6 +98,7 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResul
         meta=params.meta,
         progress=progress,
         ask=ask,
+        notify=connection.notify,
         origin=params.origin,
     )
     return EncodedResult(answer)

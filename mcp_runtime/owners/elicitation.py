@@ -1,4 +1,5 @@
-"""A server's elicitation in a thread (SPEC §7): which waiting tool call is asked, and what its answer is judged to be.
+"""A server's elicitation in a thread (SPEC §7, §16): which waiting tool call is asked (form or URL), and what its
+answer is judged to be.
 
 The answer is judged once, here (``resolve_answer``): the handler that asked the client reports the judgement
 to it (``serverRequest/resolved``) and the runtime passes the same judgement upstream, so the client is never
@@ -19,6 +20,7 @@ import structlog
 
 from mcp_runtime.catalog.schemas import errors, non_finite, validator
 from mcp_runtime.owners.deadline import CallDeadline
+from mcp_runtime.owners.url_elicitation import Notify, UrlElicitations, acceptable_url
 from protocol.elicitation import ElicitationFormSchema, ElicitationRequest, ServerRequestResolved, ValidationIssue
 
 log = structlog.get_logger("mcp_runtime.elicitation")
@@ -84,9 +86,10 @@ def _invalid(found: list[dict[str, str]]) -> Resolution:
     return Resolution("cancel", reason=INVALID_RESPONSE, errors=tuple(found[:MAX_ERRORS]))
 
 
-def resolve_answer(answer: Any, schema: dict[str, Any]) -> Resolution:
+def resolve_answer(answer: Any, schema: dict[str, Any] | None) -> Resolution:
     """The client's answer judged against the form it was shown: malformed, or ``accept`` content that does not
-    fit ``requestedSchema``, is a cancel with the reason and the errors (never forwarded)."""
+    fit ``requestedSchema``, is a cancel with the reason and the errors (never forwarded). A URL elicitation
+    (``schema`` None) carries no content: ``accept`` only says the user agreed to open the URL."""
     if not isinstance(answer, dict):
         return _invalid([{"path": "", "message": "the answer is not an object"}])
     action = answer.get("action")
@@ -97,6 +100,8 @@ def resolve_answer(answer: Any, schema: dict[str, Any]) -> Resolution:
         return _invalid([{"path": "content", "message": "content must be an object"}])
     if action != "accept":
         return Resolution(action)
+    if schema is None:
+        return Resolution("accept")
     from jsonschema.exceptions import SchemaError
 
     content = content if content is not None else {}
@@ -122,6 +127,8 @@ class Call:
     server: str
     turn_id: str | None
     ask: AskCallback | None
+    notify: Notify | None = None
+    """Notifications to the calling connection (a URL elicitation's completion notice)."""
     elicitations: set[anyio.CancelScope] = field(default_factory=set)
     deadline: CallDeadline | None = None
     task_id: str | None = None
@@ -187,32 +194,46 @@ def attribute(owner: object, server: str, calls: list[Call], params: Any = None)
     return calls[0] if len(calls) == 1 else None
 
 
-async def elicit(thread_id: str, server: str, call: Call | None, params: Any) -> Any:
-    """Ask the calling client (form mode only) and pass its judged answer upstream; URL mode is declined."""
+async def elicit(thread_id: str, server: str, call: Call | None, params: Any, urls: UrlElicitations) -> Any:
+    """Ask the calling client and pass its judged answer upstream. A form outside MCP's primitive fields, or a URL
+    that fails the checks, is declined without asking anyone."""
     from mcp_types import ElicitResult
 
-    if getattr(params, "mode", "form") != "form":
-        return ElicitResult(action="decline")
     if call is None or call.ask is None:
         log.info("elicitation_declined_unattributed", server=server, thread_id=thread_id)
         return ElicitResult(action="decline")
-    raw_schema = params.requested_schema
-    schema: Any = (
-        raw_schema.model_dump(by_alias=True, mode="json", exclude_none=True)
-        if hasattr(raw_schema, "model_dump")
-        else raw_schema
-    )
-    if not _form_check().is_valid(schema):
-        log.info("elicitation_declined_unsupported_form", server=server, thread_id=thread_id)
-        return ElicitResult(action="decline")
-    request = ElicitationRequest(
-        thread_id=thread_id,
-        turn_id=call.turn_id,
-        server_name=server,
-        mode="form",
-        message=params.message,
-        requested_schema=schema,
-    )
+    if getattr(params, "mode", "form") == "url":
+        if not acceptable_url(params.url):
+            log.info("elicitation_declined_unsafe_url", server=server, thread_id=thread_id)
+            return ElicitResult(action="decline")
+        request = ElicitationRequest(
+            thread_id=thread_id,
+            turn_id=call.turn_id,
+            server_name=server,
+            mode="url",
+            message=params.message,
+            url=params.url,
+            elicitation_id=params.elicitation_id,
+        )
+        urls.remember(server, params.elicitation_id, call.notify)
+    else:
+        raw_schema = params.requested_schema
+        schema: Any = (
+            raw_schema.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if hasattr(raw_schema, "model_dump")
+            else raw_schema
+        )
+        if not _form_check().is_valid(schema):
+            log.info("elicitation_declined_unsupported_form", server=server, thread_id=thread_id)
+            return ElicitResult(action="decline")
+        request = ElicitationRequest(
+            thread_id=thread_id,
+            turn_id=call.turn_id,
+            server_name=server,
+            mode="form",
+            message=params.message,
+            requested_schema=schema,
+        )
     resolution = CANCELLED
     with call.waiting():
         resolution = await call.ask(request, call.ending)

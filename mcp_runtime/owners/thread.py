@@ -10,6 +10,7 @@ Quiet servers sleep (SPEC §4, ``thread_server``): the next call, read, prompt g
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -31,6 +32,7 @@ from mcp_runtime.owners.projection import project, tool_call_json, unarchived
 from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.owners.thread_server import ThreadServer
 from mcp_runtime.owners.thread_tools import ToolSpecs
+from mcp_runtime.owners.url_elicitation import Notify, UrlElicitations
 from mcp_runtime.session.errors import timeout_error
 from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
 from mcp_runtime.storage.archive import ThreadArchive
@@ -70,6 +72,7 @@ class McpThreadRuntime(SlotOwner):
         self._record_fact = record_fact
         self._archive = archive
         self._closed = False
+        self._urls = UrlElicitations(thread_id)
 
     # ------------------------------------------------------------- lifecycle
 
@@ -97,6 +100,7 @@ class McpThreadRuntime(SlotOwner):
                 server.error, server.slot = exc, None
                 return
             server.slot = slot
+            slot.on_elicitation_complete = functools.partial(self._urls.completed, name)
             try:
                 await self._start_slot(name, slot)
             except AppError as exc:
@@ -244,6 +248,7 @@ class McpThreadRuntime(SlotOwner):
         meta: dict[str, Any] | None = None,
         progress: ProgressCallback | None = None,
         ask: AskCallback | None = None,
+        notify: Notify | None = None,
         origin: Visibility = "model",
     ) -> bytes:
         """Execute one tool call: its ``ToolCallResult`` JSON (``isError`` results included), projected and with
@@ -258,7 +263,7 @@ class McpThreadRuntime(SlotOwner):
                     "invalidArguments", f"arguments do not match the input schema of {tool}", errors=problems, tool=tool
                 )
             limit_ms = timeout_ms if timeout_ms is not None else entry.config.tool_timeout_ms
-            call = Call(self, server, turn_id, ask)
+            call = Call(self, server, turn_id, ask, notify=notify)
             entry.calls.append(call)
             token = _elicitation.current_call.set(call)
             try:
@@ -276,6 +281,10 @@ class McpThreadRuntime(SlotOwner):
                 if scope.cancelled_caught:
                     call.timed_out = True
                     raise timeout_error(server, limit_ms, tool=tool)
+            except AppError as exc:
+                if exc.reason == "urlElicitationRequired":
+                    raise self._urls.required(server, exc, notify) from None
+                raise
             finally:
                 _elicitation.current_call.reset(token)
                 entry.calls.remove(call)
@@ -316,6 +325,6 @@ class McpThreadRuntime(SlotOwner):
     def _elicitation_handler(self, server: str) -> ElicitationHandler:
         async def handler(_ctx: Any, params: Any) -> Any:
             call = None if self._closed else _elicitation.attribute(self, server, self._servers[server].calls, params)
-            return await _elicitation.elicit(self.thread_id or "", server, call, params)
+            return await _elicitation.elicit(self.thread_id or "", server, call, params, self._urls)
 
         return handler

@@ -133,7 +133,7 @@ def map_error(
     """The typed error of a failed request, and whether it also ends the session (lost, or a login lost); None for
     an exception no rule maps (a bug, which goes on as it is)."""
     from mcp.shared.exceptions import MCPError
-    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, URL_ELICITATION_REQUIRED
     from pydantic import ValidationError
 
     if isinstance(exc, AppError):
@@ -143,6 +143,9 @@ def map_error(
             if marked.reason == "invalidOutput":
                 marked.details.setdefault("server", server)
             return marked, needs_login(marked.reason)
+        if exc.code == URL_ELICITATION_REQUIRED:  # the thread runtime turns it into the checked elicitations
+            message = f"{server} asks for a URL to be visited before this call"
+            return AppError("urlElicitationRequired", message, server=server, mcpData=exc.error.data), False
         if exc.code == REQUEST_TIMEOUT:
             return timeout_error(server, timeout_ms, tool=tool, method=method), False
         if exc.code == CONNECTION_CLOSED:

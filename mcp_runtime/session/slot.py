@@ -90,6 +90,8 @@ class SessionSlot:
         self._gate = CallGate()
         self._refresher = CatalogRefresher(name, self._gate)
         self._listen = ListenStream(name, subscriptions)
+        self.on_elicitation_complete: Callable[[str], None] | None = None
+        """Told each URL elicitation the server says is complete (a thread routes it to the connection asked)."""
 
     # ----------------------------------------------------------------- state
 
@@ -264,6 +266,9 @@ class SessionSlot:
             self._refresher.mark("resources")
         elif isinstance(message, types.PromptListChangedNotification):
             self._refresher.mark("prompts")
+        elif isinstance(message, types.ElicitCompleteNotification):
+            if self.on_elicitation_complete is not None:
+                self.on_elicitation_complete(message.params.elicitation_id)
         elif isinstance(message, types.ResourceUpdatedNotification):
             self._sink(
                 "mcp:resource_updated",

@@ -109,9 +109,7 @@ async def _get(client: Client, task_id: str, timeout_s: float) -> dict[str, Any]
     import mcp_types as types
 
     request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
-    answer: dict[str, Any] = await client.session.send_request(
-        request, _sdk_compat.checked_result_adapter(), timeout_s
-    )
+    answer: dict[str, Any] = await client.session.send_request(request, _sdk_compat.checked_result_adapter(), timeout_s)
     return answer
 
 
@@ -120,9 +118,7 @@ async def _payload(client: Client, task_id: str, timeout_s: float) -> dict[str, 
     import mcp_types as types
 
     request = types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id))
-    answer: dict[str, Any] = await client.session.send_request(
-        request, _sdk_compat.checked_result_adapter(), timeout_s
-    )
+    answer: dict[str, Any] = await client.session.send_request(request, _sdk_compat.checked_result_adapter(), timeout_s)
     return answer
 
 

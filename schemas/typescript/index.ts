@@ -161,6 +161,14 @@ export interface ContextReadResult {
   mimeType?: string;
 }
 
+/** `mcpServer/elicitation/completed`: the server says the out-of-band interaction of a URL elicitation ended. */
+export interface ElicitationCompleted {
+  /** The thread of the tool call that asked. */
+  threadId: string;
+  /** The `elicitationId` of the URL elicitation. */
+  elicitationId: string;
+}
+
 /** The form an elicitation asks to be filled: a flat object of primitive fields. */
 export interface ElicitationFormSchema {
   /** The JSON Schema dialect, if named. */
@@ -174,10 +182,13 @@ export interface ElicitationFormSchema {
 }
 
 /**
- * `mcpServer/elicitation/request`: a server asks the user to fill a form during a tool call.
+ * `mcpServer/elicitation/request`: a server asks the user for something during a tool call.
  *
- * Sent only to the connection whose call is waiting; nothing else crosses the boundary (no session or raw MCP
- * ids). Answer it with an `ElicitationResponse`.
+ * `mode: "form"`: fill `requestedSchema`. `mode: "url"` (SPEC §16): open `url` (checked by the daemon: https, or
+ * http to loopback; no userinfo) in a browser, after showing its full origin; `accept` means the user agreed to
+ * open it, and the server's completion notice arrives as `mcpServer/elicitation/completed` with the same
+ * `elicitationId`. Sent only to the connection whose call is waiting; nothing else crosses the boundary (no
+ * session or raw MCP ids). Answer it with an `ElicitationResponse`.
  */
 export interface ElicitationRequest {
   /** The thread whose tool call is waiting on the answer. */
@@ -186,12 +197,16 @@ export interface ElicitationRequest {
   turnId: string | null;
   /** The MCP server asking. */
   serverName: string;
-  /** Always `form` (URL-mode elicitation is declined upstream). */
-  mode: "form";
-  /** What the server says the form is for; show it to the user. */
+  /** `form` (fill `requestedSchema`) or `url` (open `url`). */
+  mode: "form" | "url";
+  /** What the server says it is for; show it to the user. */
   message: string;
-  /** The form to fill. */
-  requestedSchema: ElicitationFormSchema;
+  /** With `form`: the form to fill. */
+  requestedSchema?: ElicitationFormSchema;
+  /** With `url`: the page to open (the daemon never opens it). */
+  url?: string;
+  /** With `url`: the server's id for it, named again by its completion notice. */
+  elicitationId?: string;
 }
 
 /** The answer to `mcpServer/elicitation/request`: the user's decision and, with `accept`, the form's values. */
@@ -262,6 +277,8 @@ export type ErrorData =
   | PathErrorData
   | InternalErrorData
   | UnknownThreadErrorData
+  | UnknownTaskErrorData
+  | UrlElicitationRequiredErrorData
   | ThreadArchivedErrorData
   | UnknownServerErrorData
   | ToolErrorData
@@ -356,6 +373,7 @@ export type ErrorReason =
   | "timeout"
   | "tooManyPages"
   | "tooManyServers"
+  | "tooManyTasks"
   | "tooManyTools"
   | "toolNotAllowed"
   | "transportNotAllowed"
@@ -364,12 +382,14 @@ export type ErrorReason =
   | "unknownRef"
   | "unknownResource"
   | "unknownServer"
+  | "unknownTask"
   | "unknownThread"
   | "unknownTool"
   | "unsafeEnv"
   | "unsafePath"
   | "unsupported"
-  | "upstreamError";
+  | "upstreamError"
+  | "urlElicitationRequired";
 
 /** A header name or value the policy refuses. */
 export interface HeaderErrorData {
@@ -710,7 +730,7 @@ export interface LegacyTitledEnumSchema {
 /** A count limit was exceeded. */
 export interface LimitErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
-  reason: "tooManyServers" | "tooManyTools" | "catalogTooLarge" | "tooManyPages";
+  reason: "tooManyServers" | "tooManyTools" | "catalogTooLarge" | "tooManyPages" | "tooManyTasks";
   /** The MCP server the error is about, if one is. */
   server?: string;
   /** The limit. */
@@ -2102,6 +2122,16 @@ export interface UnknownServerErrorData {
   server: string;
 }
 
+/** The thread has no task with this id (never started there, or forgotten after its TTL). */
+export interface UnknownTaskErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "unknownTask";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The id given (at most 64 characters of it). */
+  taskId: string;
+}
+
 /** No thread has this id. */
 export interface UnknownThreadErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
@@ -2186,6 +2216,31 @@ export interface UpstreamErrorData {
   mcpCode: number;
   /** The server's error message. */
   mcpMessage: string;
+}
+
+/** A URL the server asks a person to visit before it will answer (a checked URL: https, or http to loopback). */
+export interface UrlElicitation {
+  /** Always `url`. */
+  mode: "url";
+  /** The page to open, after showing its full origin. */
+  url: string;
+  /** Named again by `mcpServer/elicitation/completed` when it is done. */
+  elicitationId: string;
+  /** What the server says it is for. */
+  message: string;
+}
+
+/**
+ * The server will not answer the call until a person visits a URL (MCP `-32042`); retry the call after
+ * `mcpServer/elicitation/completed`.
+ */
+export interface UrlElicitationRequiredErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "urlElicitationRequired";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The URLs to visit (those that failed the checks left out). */
+  elicitations: UrlElicitation[];
 }
 
 /** One way a value misses what was asked: where (a dotted path, "" for the whole) and why, in plain words. */
@@ -2301,6 +2356,7 @@ export type ServerNotification =
   | { method: "mcp:resource_updated"; params: ResourceUpdated }
   | { method: "mcp:resources_updated"; params: ResourcesUpdated }
   | { method: "mcp:tools_updated"; params: ToolsUpdated }
+  | { method: "mcpServer/elicitation/completed"; params: ElicitationCompleted }
   | { method: "mcpServer/oauthLogin/completed"; params: OAuthLoginCompleted }
   | { method: "mcpServer/startupStatus/updated"; params: StartupStatusUpdated }
   | { method: "mcpServer/tool/progress"; params: ToolProgress }
@@ -2311,6 +2367,7 @@ export type ServerNotificationParamsByMethod = {
   "mcp:resource_updated": ResourceUpdated;
   "mcp:resources_updated": ResourcesUpdated;
   "mcp:tools_updated": ToolsUpdated;
+  "mcpServer/elicitation/completed": ElicitationCompleted;
   "mcpServer/oauthLogin/completed": OAuthLoginCompleted;
   "mcpServer/startupStatus/updated": StartupStatusUpdated;
   "mcpServer/tool/progress": ToolProgress;
@@ -2389,6 +2446,7 @@ export const ERROR_CODES = {
   timeout: -32015,
   tooManyPages: -32013,
   tooManyServers: -32013,
+  tooManyTasks: -32013,
   tooManyTools: -32013,
   toolNotAllowed: -32012,
   transportNotAllowed: -32012,
@@ -2397,12 +2455,14 @@ export const ERROR_CODES = {
   unknownRef: -32010,
   unknownResource: -32010,
   unknownServer: -32010,
+  unknownTask: -32010,
   unknownThread: -32010,
   unknownTool: -32010,
   unsafeEnv: -32012,
   unsafePath: -32012,
   unsupported: -32012,
   upstreamError: -32014,
+  urlElicitationRequired: -32014,
 } as const satisfies { readonly [R in ErrorReason]: ErrorCode };
 
 /** The `error.data` of each reason. */
@@ -2456,6 +2516,7 @@ export type ErrorDataByReason = {
   "timeout": TimeoutErrorData;
   "tooManyPages": LimitErrorData & { reason: "tooManyPages" };
   "tooManyServers": LimitErrorData & { reason: "tooManyServers" };
+  "tooManyTasks": LimitErrorData & { reason: "tooManyTasks" };
   "tooManyTools": LimitErrorData & { reason: "tooManyTools" };
   "toolNotAllowed": ToolErrorData & { reason: "toolNotAllowed" };
   "transportNotAllowed": TransportNotAllowedErrorData;
@@ -2464,12 +2525,14 @@ export type ErrorDataByReason = {
   "unknownRef": UnknownRefErrorData;
   "unknownResource": UnknownResourceErrorData;
   "unknownServer": UnknownServerErrorData;
+  "unknownTask": UnknownTaskErrorData;
   "unknownThread": UnknownThreadErrorData;
   "unknownTool": ToolErrorData & { reason: "unknownTool" };
   "unsafeEnv": UnsafeEnvErrorData;
   "unsafePath": PathErrorData & { reason: "unsafePath" };
   "unsupported": UnsupportedErrorData;
   "upstreamError": UpstreamErrorData;
+  "urlElicitationRequired": UrlElicitationRequiredErrorData;
 };
 
 /** The daemon's name (`serverInfo.name`). */

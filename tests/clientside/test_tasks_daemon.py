@@ -44,9 +44,7 @@ def test_a_task_asking_for_input_asks_the_calling_connection(daemon: Daemon) -> 
 def test_cancelling_a_task_call_cancels_the_task(daemon: Daemon) -> None:
     thread_id = start_thread(daemon, mcpServers={"ev": everything_config()})
     call_id = start_call(daemon, thread_id, "ev", RESEARCH, {"topic": "tides"})
-    daemon.wait_notification(
-        "mcpServer/tool/progress", lambda p: p["requestId"] == call_id, timeout=START_TIMEOUT
-    )
+    daemon.wait_notification("mcpServer/tool/progress", lambda p: p["requestId"] == call_id, timeout=START_TIMEOUT)
     daemon.notify("$/cancelRequest", {"id": call_id})
     _, response = until_response(daemon, call_id, lambda m: False, START_TIMEOUT)
     assert response["error"]["data"]["reason"] == "cancelled"
