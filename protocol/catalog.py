@@ -56,7 +56,7 @@ METHODS: dict[str, MethodSpec] = {
     "mcpServer/start": MethodSpec("server.ServerNameParams", "status.ServerStartResult"),
     "mcpServer/stop": MethodSpec("server.ServerNameParams", "base.Empty"),
     "mcpServer/resource/read": MethodSpec("resource.ResourceReadParams", "resource.ResourceReadResult"),
-    "mcpServer/tool/call": MethodSpec("tool.ToolCallParams", "tool.ToolCallResult"),
+    "mcpServer/tool/call": MethodSpec("tool.ToolCallParams", "task.ToolCallAnswer"),
     "mcpTool/list": MethodSpec("tool.ToolListParams", "tool.ToolListResult"),
     "mcpTool/listForContext": MethodSpec("tool.ToolListForContextParams", "tool.ToolListForContextResult"),
     "mcpTool/search": MethodSpec("tool.ToolSearchParams", "tool.ToolSearchResult"),
@@ -70,6 +70,10 @@ METHODS: dict[str, MethodSpec] = {
     "thread/read": MethodSpec("thread.ThreadIdParams", "thread.ThreadReadResult"),
     "thread/archive": MethodSpec("thread.ThreadIdParams", "thread.ThreadResult"),
     "thread/context/read": MethodSpec("thread.ContextReadParams", "thread.ContextReadResult"),
+    "mcpServer/task/list": MethodSpec("task.TaskListParams", "task.TaskListResult"),
+    "mcpServer/task/get": MethodSpec("task.TaskParams", "task.TaskResult"),
+    "mcpServer/task/result": MethodSpec("task.TaskParams", "tool.ToolCallResult"),
+    "mcpServer/task/cancel": MethodSpec("task.TaskParams", "task.TaskResult"),
 }
 
 NOTIFICATIONS: dict[str, NotificationSpec] = {
@@ -78,6 +82,7 @@ NOTIFICATIONS: dict[str, NotificationSpec] = {
     "mcpServer/tool/progress": NotificationSpec("tool.ToolProgress"),
     "serverRequest/resolved": NotificationSpec("elicitation.ServerRequestResolved"),
     "mcpServer/elicitation/completed": NotificationSpec("elicitation.ElicitationCompleted"),
+    "mcpServer/task/updated": NotificationSpec("task.TaskUpdated"),
     "mcp:tools_updated": NotificationSpec("tool.ToolsUpdated"),
     "mcp:resources_updated": NotificationSpec("resource.ResourcesUpdated"),
     "mcp:resource_updated": NotificationSpec("resource.ResourceUpdated"),

@@ -161,7 +161,7 @@ class ElicitationFormSchema(OpenModel):
 class ElicitationRequest(WireModel):
     """`mcpServer/elicitation/request`: a server asks the user for something during a tool call.
 
-    `mode: "form"`: fill `requestedSchema`. `mode: "url"` (SPEC §16): open `url` (checked by the daemon: https, or
+    `mode: "form"`: fill `requestedSchema`. `mode: "url"`: open `url` (checked by the daemon: https, or
     http to loopback; no userinfo) in a browser, after showing its full origin; `accept` means the user agreed to
     open it, and the server's completion notice arrives as `mcpServer/elicitation/completed` with the same
     `elicitationId`. Sent only to the connection whose call is waiting; nothing else crosses the boundary (no
@@ -221,7 +221,7 @@ class ServerRequestResolved(WireModel):
 
     `action` is what the server is told. `reason: "invalidElicitationResponse"` (with `errors`) marks a `cancel`
     the daemon chose because the answer did not fit `requestedSchema`, not the user's cancel; `reason: "timeout"`
-    one the call's own timeout chose (a form's open time never counts toward it, SPEC §16).
+    one the call's own timeout chose (a form's open time never counts toward it).
     """
 
     thread_id: str = Field(description="The thread of the tool call that asked.")

@@ -15,6 +15,7 @@ from app_server.wire.connection import EncodedResult, next_server_request_id
 from mcp_runtime import CANCELLED, Ending, Resolution, resolve_answer
 from protocol.elicitation import ElicitationRequest
 from protocol.jsonrpc import AppError
+from protocol.task import BackgroundCall
 from protocol.thread import (
     ContextReadParams,
     ContextReadResult,
@@ -51,7 +52,7 @@ async def thread_archive(ctx: RequestContext, params: ThreadIdParams) -> ThreadR
 
 
 @method("mcpServer/tool/call", ToolCallParams)
-async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResult:
+async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResult | BackgroundCall:
     runtime = ctx.daemon.thread_runtime(params.thread_id, ctx.connection)  # type: ignore[arg-type]
     thread_id = runtime.thread_id
     connection = ctx.connection
@@ -89,6 +90,22 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResul
             connection.notify("serverRequest/resolved", resolution.resolved(thread_id, request_id))
         return resolution
 
+    if params.background:  # answered at once; the call runs in the thread and reports to this connection
+        runtime.status(params.server)  # unknownServer now, not in the task
+        task = runtime.tasks.start_call(
+            runtime.call_tool,
+            params.server,
+            params.tool,
+            params.arguments,
+            ttl_ms=params.ttl_ms,
+            turn_id=params.turn_id,
+            timeout_ms=params.timeout_ms,
+            meta=params.meta,
+            ask=ask,
+            notify=connection.notify,
+            origin=params.origin,
+        )
+        return BackgroundCall(task=task)
     answer = await runtime.call_tool(
         params.server,
         params.tool,

@@ -30,6 +30,7 @@ from mcp_runtime.owners.elicitation import AskCallback, Call
 from mcp_runtime.owners.preview import resource_read_fact
 from mcp_runtime.owners.projection import project, tool_call_json, unarchived
 from mcp_runtime.owners.status import CredentialsStamp
+from mcp_runtime.owners.tasks import BackgroundTasks
 from mcp_runtime.owners.thread_server import ThreadServer
 from mcp_runtime.owners.thread_tools import ToolSpecs
 from mcp_runtime.owners.url_elicitation import Notify, UrlElicitations
@@ -73,6 +74,8 @@ class McpThreadRuntime(SlotOwner):
         self._archive = archive
         self._closed = False
         self._urls = UrlElicitations(thread_id)
+        self.tasks = BackgroundTasks(thread_id, spawner)
+        """Its background calls (SPEC §16)."""
 
     # ------------------------------------------------------------- lifecycle
 
@@ -145,6 +148,7 @@ class McpThreadRuntime(SlotOwner):
     async def aclose(self) -> None:
         """Close every slot (interrupting starts) and reap every child."""
         self._closed = True
+        await self.tasks.aclose()
         async with anyio.create_task_group() as tg:
             for server in self._servers.values():
                 if server.slot is not None:

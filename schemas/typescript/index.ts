@@ -40,6 +40,12 @@ export interface AudioContent {
   _meta?: { [key: string]: unknown };
 }
 
+/** The answer to a background `mcpServer/tool/call`: the task, at once. */
+export interface BackgroundCall {
+  /** The task now running. */
+  task: TaskInfo;
+}
+
 /** The bytes of a binary resource, base64-encoded. */
 export interface BlobResourceContents {
   /** The URI of the resource this is the content of. */
@@ -184,7 +190,7 @@ export interface ElicitationFormSchema {
 /**
  * `mcpServer/elicitation/request`: a server asks the user for something during a tool call.
  *
- * `mode: "form"`: fill `requestedSchema`. `mode: "url"` (SPEC §16): open `url` (checked by the daemon: https, or
+ * `mode: "form"`: fill `requestedSchema`. `mode: "url"`: open `url` (checked by the daemon: https, or
  * http to loopback; no userinfo) in a browser, after showing its full origin; `accept` means the user agreed to
  * open it, and the server's completion notice arrives as `mcpServer/elicitation/completed` with the same
  * `elicitationId`. Sent only to the connection whose call is waiting; nothing else crosses the boundary (no
@@ -305,6 +311,14 @@ export type ErrorData =
   | TimeoutErrorData
   | InsufficientScopeErrorData
   | OAuthFailedErrorData;
+
+/** Fields any reason may carry. */
+export interface ErrorDetails {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: string;
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+}
 
 /** A typed failure carried inside a result or event (never a traceback). */
 export interface ErrorInfo {
@@ -1411,7 +1425,7 @@ export interface ServerRecord {
  *
  * `action` is what the server is told. `reason: "invalidElicitationResponse"` (with `errors`) marks a `cancel`
  * the daemon chose because the answer did not fit `requestedSchema`, not the user's cancel; `reason: "timeout"`
- * one the call's own timeout chose (a form's open time never counts toward it, SPEC §16).
+ * one the call's own timeout chose (a form's open time never counts toward it).
  */
 export interface ServerRequestResolved {
   /** The thread of the tool call that asked. */
@@ -1679,6 +1693,62 @@ export interface SyncAppResult {
   warnings?: string[];
 }
 
+/** One background call: where it is, and what it runs. */
+export interface TaskInfo {
+  /** The task's id in its thread. */
+  taskId: string;
+  /** `working`, `input_required` (a form waits on the user), `completed`, `failed` or `cancelled`. */
+  status: "working" | "input_required" | "completed" | "failed" | "cancelled";
+  /** When it started (ISO 8601, UTC). */
+  createdAt: string;
+  /** When its status last changed (ISO 8601, UTC). */
+  lastUpdatedAt?: string;
+  /** What it is doing, in plain words. */
+  statusMessage?: string;
+  /** The server running the tool. */
+  server?: string;
+  /** The tool's name on that server. */
+  tool?: string;
+  /** How long it is kept once finished, in milliseconds (then `unknownTask`). */
+  ttlMs?: number;
+}
+
+/** `mcpServer/task/list`: the background calls of a thread (running, and finished ones still kept). */
+export interface TaskListParams {
+  /** The thread. */
+  threadId: string;
+}
+
+/** The thread's tasks, oldest first. */
+export interface TaskListResult {
+  /** The tasks. */
+  data: TaskInfo[];
+}
+
+/** `mcpServer/task/get|result|cancel`: one task of a thread. */
+export interface TaskParams {
+  /** The thread that started it. */
+  threadId: string;
+  /** The task. */
+  taskId: string;
+}
+
+/** `mcpServer/task/get` and `mcpServer/task/cancel`: the task as it is now. */
+export interface TaskResult {
+  /** The task. */
+  task: TaskInfo;
+}
+
+/** `mcpServer/task/updated`: a background call's status changed (sent to the connection that started it). */
+export interface TaskUpdated {
+  /** The thread of the task. */
+  threadId: string;
+  /** The task as it is now. */
+  task: TaskInfo;
+  /** With `failed`: why, as the call's error data. */
+  error?: ErrorDetails;
+}
+
 /** A block of text. */
 export interface TextContent {
   /** Always `text`. */
@@ -1857,6 +1927,9 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 
+/** `mcpServer/tool/call`'s answer: the result, or with `background: true` the task that will produce it. */
+export type ToolCallAnswer = ToolCallResult | BackgroundCall;
+
 /**
  * `mcpServer/tool/call`: run a tool in a thread (the only way tools run).
  *
@@ -1881,6 +1954,13 @@ export interface ToolCallParams {
    * @default "model"
    */
   origin?: "model" | "app";
+  /**
+   * Answer at once with a task (`{task}`) and run the call in the background; read it with `mcpServer/task/result`.
+   * @default false
+   */
+  background?: boolean;
+  /** With `background`: how long the finished task is kept (default one hour, at most 24 hours). */
+  ttlMs?: number;
 }
 
 /**
@@ -2272,6 +2352,10 @@ export type ClientRequest =
   | { method: "mcpServer/start"; id: RequestId; params: ServerNameParams }
   | { method: "mcpServer/stop"; id: RequestId; params: ServerNameParams }
   | { method: "mcpServer/syncAllToLive"; id: RequestId; params?: SyncAllToLiveParams }
+  | { method: "mcpServer/task/cancel"; id: RequestId; params: TaskParams }
+  | { method: "mcpServer/task/get"; id: RequestId; params: TaskParams }
+  | { method: "mcpServer/task/list"; id: RequestId; params: TaskListParams }
+  | { method: "mcpServer/task/result"; id: RequestId; params: TaskParams }
   | { method: "mcpServer/tool/call"; id: RequestId; params: ToolCallParams }
   | { method: "mcpServer/update"; id: RequestId; params: ServerUpdateParams }
   | { method: "mcpServerStatus/list"; id: RequestId; params?: ServerStatusListParams }
@@ -2302,6 +2386,10 @@ export type ClientParamsByMethod = {
   "mcpServer/start": ServerNameParams;
   "mcpServer/stop": ServerNameParams;
   "mcpServer/syncAllToLive": SyncAllToLiveParams;
+  "mcpServer/task/cancel": TaskParams;
+  "mcpServer/task/get": TaskParams;
+  "mcpServer/task/list": TaskListParams;
+  "mcpServer/task/result": TaskParams;
   "mcpServer/tool/call": ToolCallParams;
   "mcpServer/update": ServerUpdateParams;
   "mcpServerStatus/list": ServerStatusListParams;
@@ -2333,7 +2421,11 @@ export type ClientResponseByMethod = {
   "mcpServer/start": ServerStartResult;
   "mcpServer/stop": Empty;
   "mcpServer/syncAllToLive": SyncAllToLiveResult;
-  "mcpServer/tool/call": ToolCallResult;
+  "mcpServer/task/cancel": TaskResult;
+  "mcpServer/task/get": TaskResult;
+  "mcpServer/task/list": TaskListResult;
+  "mcpServer/task/result": ToolCallResult;
+  "mcpServer/tool/call": ToolCallAnswer;
   "mcpServer/update": ServerResult;
   "mcpServerStatus/list": ServerStatusListResult;
   "mcpTool/list": ToolListResult;
@@ -2359,6 +2451,7 @@ export type ServerNotification =
   | { method: "mcpServer/elicitation/completed"; params: ElicitationCompleted }
   | { method: "mcpServer/oauthLogin/completed"; params: OAuthLoginCompleted }
   | { method: "mcpServer/startupStatus/updated"; params: StartupStatusUpdated }
+  | { method: "mcpServer/task/updated"; params: TaskUpdated }
   | { method: "mcpServer/tool/progress"; params: ToolProgress }
   | { method: "serverRequest/resolved"; params: ServerRequestResolved };
 
@@ -2370,6 +2463,7 @@ export type ServerNotificationParamsByMethod = {
   "mcpServer/elicitation/completed": ElicitationCompleted;
   "mcpServer/oauthLogin/completed": OAuthLoginCompleted;
   "mcpServer/startupStatus/updated": StartupStatusUpdated;
+  "mcpServer/task/updated": TaskUpdated;
   "mcpServer/tool/progress": ToolProgress;
   "serverRequest/resolved": ServerRequestResolved;
 };
