@@ -70,6 +70,7 @@ METHODS: dict[str, MethodSpec] = {
     "thread/read": MethodSpec("thread.ThreadIdParams", "thread.ThreadReadResult"),
     "thread/archive": MethodSpec("thread.ThreadIdParams", "thread.ThreadResult"),
     "thread/context/read": MethodSpec("thread.ContextReadParams", "thread.ContextReadResult"),
+    "mcpServer/completion/complete": MethodSpec("completion.CompletionParams", "completion.CompletionResult"),
     "mcpServer/task/list": MethodSpec("task.TaskListParams", "task.TaskListResult"),
     "mcpServer/task/get": MethodSpec("task.TaskParams", "task.TaskResult"),
     "mcpServer/task/result": MethodSpec("task.TaskParams", "tool.ToolCallResult"),

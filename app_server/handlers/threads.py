@@ -19,6 +19,7 @@ from protocol.task import BackgroundCall
 from protocol.thread import (
     ContextReadParams,
     ContextReadResult,
+    ServerInstructions,
     ThreadIdParams,
     ThreadListParams,
     ThreadListResult,
@@ -31,7 +32,18 @@ from protocol.tool import ToolCallParams, ToolProgress
 
 @method("thread/start", ThreadStartParams)
 def thread_start(ctx: RequestContext, params: ThreadStartParams) -> ThreadResult:
-    return ThreadResult(thread=ctx.daemon.threads.start(params, ctx.connection))
+    thread = ctx.daemon.threads.start(params, ctx.connection)
+    known: dict[str, ServerInstructions] = {}
+    for name in thread.servers:  # answered at once: only what a management connection already holds
+        try:
+            row = ctx.daemon.manager.status(name)
+        except AppError:
+            continue
+        if row.instructions:
+            known[name] = ServerInstructions(
+                instructions=row.instructions, instructions_truncated=row.instructions_truncated
+            )
+    return ThreadResult(thread=thread, instructions=known or None)
 
 
 @method("thread/list", ThreadListParams)

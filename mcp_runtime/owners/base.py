@@ -23,11 +23,13 @@ from mcp_runtime.events import EventSink
 from mcp_runtime.oauth import needs_login
 from mcp_runtime.oauth.credentials import CREDENTIALS_FILE
 from mcp_runtime.owners.auth import auth_status, connection_auth, watch_login
+from mcp_runtime.owners.completion import complete
 from mcp_runtime.owners.preview import UI_SCHEME, preview_content, typed_contents, view_too_large
 from mcp_runtime.owners.status import CredentialsStamp, Detail, RowKey, StatusCache
 from mcp_runtime.session.slot import ElicitationHandler, SessionSlot, SlotLost
 from mcp_runtime.session.state import error_info, server_status
 from mcp_runtime.tasks import Spawner
+from protocol.completion import CompletionParams, CompletionResult
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.prompt import PromptGetResult, PromptView
@@ -290,6 +292,11 @@ class SlotOwner(ABC):
             if not any(p.get("name") == name for p in slot.state.prompts):
                 raise AppError("unknownPrompt", f"server {server} has no prompt {name}", server=server, prompt=name)
             return PromptGetResult.model_validate(await slot.get_prompt(name, arguments))
+
+    async def complete(self, params: CompletionParams) -> CompletionResult:
+        """Suggestions for a prompt's or template's argument (SPEC §16), through this owner's connection."""
+        async with self._use(params.server):
+            return await complete(await self._ready_slot(params.server), params)
 
     async def resources(self, server: str | None = None) -> tuple[list[ResourceView], list[ResourceTemplateView]]:
         slots = sorted((await self._slots(server)).items())

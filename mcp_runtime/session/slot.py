@@ -347,6 +347,12 @@ class SessionSlot:
         with self._typed_failures(method="prompts/get"):
             return dump(await client.get_prompt(name, arguments))
 
+    async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None) -> dict[str, Any]:
+        """``completion/complete`` (the caller checks the ``completions`` capability first)."""
+        client = self._require()
+        with self._typed_failures(method="completion/complete"):
+            return dump(await client.session.complete(ref, argument, context))
+
     async def read_resource(self, uri: str) -> dict[str, Any]:
         client = self._require()
         with self._typed_failures(method="resources/read", uri=uri):

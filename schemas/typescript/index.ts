@@ -107,6 +107,44 @@ export interface ClientInfo {
   title?: string;
 }
 
+/** The argument being typed and what has been typed so far. */
+export interface CompletionArgument {
+  /** The argument's name. */
+  name: string;
+  /** Its value so far. */
+  value: string;
+}
+
+/** Arguments already filled, which a server may use to narrow its suggestions. */
+export interface CompletionContext {
+  /** The other arguments' values, by name. */
+  arguments?: { [key: string]: string };
+}
+
+/** `mcpServer/completion/complete`: suggestions for one argument, from the management connection or a thread's. */
+export interface CompletionParams {
+  /** The server that offers the prompt or template. */
+  server: string;
+  /** Ask through this thread's connection; else management. */
+  threadId?: string;
+  /** The prompt or resource template whose argument it is. */
+  ref: PromptRef | ResourceTemplateRef;
+  /** The argument and its value so far. */
+  argument: CompletionArgument;
+  /** The arguments already filled. */
+  context?: CompletionContext;
+}
+
+/** The server's suggestions (none from a server without the `completions` capability). */
+export interface CompletionResult {
+  /** Suggested values, best first (at most 100). */
+  values: string[];
+  /** How many there are in all, when the server says. */
+  total?: number;
+  /** More exist than were sent. */
+  hasMore: boolean;
+}
+
 /** A thread's server and an app server share a name but not a config. */
 export interface ConflictingServerConfigErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
@@ -1023,6 +1061,14 @@ export interface PromptMessage {
   content: ContentBlock;
 }
 
+/** A prompt, by name. */
+export interface PromptRef {
+  /** Always `prompt`. */
+  type: "prompt";
+  /** The prompt's name on its server. */
+  name: string;
+}
+
 /** A prompt a server offers, with the server it comes from. */
 export interface PromptView {
   /** The server that offers it. */
@@ -1227,6 +1273,14 @@ export interface ResourceTemplate {
   _meta?: { [key: string]: unknown };
 }
 
+/** A resource template, by its URI template. */
+export interface ResourceTemplateRef {
+  /** Always `resource`. */
+  type: "resource";
+  /** The template's `uriTemplate`. */
+  uri: string;
+}
+
 /** A resource template a server lists, with the server it comes from. */
 export interface ResourceTemplateView {
   /** An RFC 6570 URI template; fill it in to get a URI to read. */
@@ -1373,6 +1427,14 @@ export interface ServerInfo {
   version: string;
 }
 
+/** A server's `instructions`, as data for the host (which decides whether a model sees them). */
+export interface ServerInstructions {
+  /** What the server says about how to use it (at most 8 KiB). */
+  instructions: string;
+  /** `true` when cut to 8 KiB. */
+  instructionsTruncated?: boolean;
+}
+
 /** `mcpServer/list`: the stored servers, a page at a time, or just the ones named. */
 export interface ServerListParams {
   /** Where to continue: the `nextCursor` of the previous page. */
@@ -1481,6 +1543,10 @@ export interface ServerStatus {
   lastError?: ErrorInfo;
   /** The end of a stdio server's stderr (secrets redacted), after a failure. */
   stderrTail?: string;
+  /** What the server says about how to use it (its `instructions`, at most 8 KiB), with `detail: full`: data for the host, which decides whether a model sees it; the daemon never injects it. */
+  instructions?: string;
+  /** `true` when `instructions` was cut to 8 KiB. */
+  instructionsTruncated?: boolean;
 }
 
 /** `mcpServerStatus/list`: the live state of every server, or of one. */
@@ -1836,6 +1902,8 @@ export interface ThreadReadResult {
 export interface ThreadResult {
   /** The thread. */
   thread: Thread;
+  /** `thread/start`: the `instructions` of the thread's servers already known to the daemon (from their management connections), by server name; a thread's own status rows carry them once connected. */
+  instructions?: { [key: string]: ServerInstructions };
 }
 
 /** `thread/start`: a new thread with its server set; its servers connect in the background. */
@@ -2342,6 +2410,7 @@ export type ClientRequest =
   | { method: "mcpResource/list"; id: RequestId; params?: ResourceListParams }
   | { method: "mcpResource/subscribe"; id: RequestId; params: ResourceSubscribeParams }
   | { method: "mcpResource/unsubscribe"; id: RequestId; params: ResourceSubscribeParams }
+  | { method: "mcpServer/completion/complete"; id: RequestId; params: CompletionParams }
   | { method: "mcpServer/create"; id: RequestId; params: ServerCreateParams }
   | { method: "mcpServer/delete"; id: RequestId; params: ServerNameParams }
   | { method: "mcpServer/enabled/set"; id: RequestId; params: ServerEnabledSetParams }
@@ -2376,6 +2445,7 @@ export type ClientParamsByMethod = {
   "mcpResource/list": ResourceListParams;
   "mcpResource/subscribe": ResourceSubscribeParams;
   "mcpResource/unsubscribe": ResourceSubscribeParams;
+  "mcpServer/completion/complete": CompletionParams;
   "mcpServer/create": ServerCreateParams;
   "mcpServer/delete": ServerNameParams;
   "mcpServer/enabled/set": ServerEnabledSetParams;
@@ -2411,6 +2481,7 @@ export type ClientResponseByMethod = {
   "mcpResource/list": ResourceListResult;
   "mcpResource/subscribe": Empty;
   "mcpResource/unsubscribe": Empty;
+  "mcpServer/completion/complete": CompletionResult;
   "mcpServer/create": ServerResult;
   "mcpServer/delete": Empty;
   "mcpServer/enabled/set": ServerResult;
