@@ -6,13 +6,15 @@
 //   rpc/lines.ts       where a line is read (linear, capped at the daemon's MAX_OUTPUT_LINE_BYTES)
 //   rpc/guard.ts       the schema guard, over validators compiled when the package is built
 //   sidecar.ts         Node only: the daemon as a child process, its stderr
-export { AppServerClient, CLIENT_INFO, DEFAULT_REQUEST_TIMEOUT_MS } from "./client.js";
+export { AppServerClient, CLIENT_INFO, DEFAULT_REQUEST_TIMEOUT_MS, elicitationOfMode } from "./client.js";
 export type {
+  AnyElicitationRequest,
   ClientEvents,
   ClientOptions,
   ElicitationContext,
   ElicitationHandler,
   EventName,
+  FormElicitationRequest,
   EventPayload,
   Method,
   PageItem,
@@ -24,6 +26,9 @@ export type {
   ResultOf,
   SidecarExit,
   SpawnOptions,
+  ToolCallBackgroundParams,
+  ToolCallForegroundParams,
+  UrlElicitationRequest,
   WaitOptions,
 } from "./client.js";
 export { APP_VIEW_MIME_TYPE, AppView, AppViewUnavailable, hasAppView } from "./apps.js";
