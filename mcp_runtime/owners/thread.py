@@ -34,6 +34,7 @@ from mcp_runtime.owners.tasks import BackgroundTasks
 from mcp_runtime.owners.thread_server import ThreadServer
 from mcp_runtime.owners.thread_tools import ToolSpecs
 from mcp_runtime.owners.url_elicitation import Notify, UrlElicitations
+from mcp_runtime.owners.wake import announce_changes
 from mcp_runtime.session.errors import timeout_error
 from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
 from mcp_runtime.storage.archive import ThreadArchive
@@ -95,6 +96,7 @@ class McpThreadRuntime(SlotOwner):
         _elicitation.current_call.set(None)  # a copied context: a session started here must not see a call
         try:
             carried = server.slot.subscriptions if server.slot is not None else ()
+            kept = server.slot.state if server.slot is not None else None  # the catalog a woken server had
             try:
                 slot = await self._new_slot(
                     name, server.config, subscriptions=carried, elicitation=self._elicitation_handler(name)
@@ -112,6 +114,7 @@ class McpThreadRuntime(SlotOwner):
                 server.error = AppError("cancelled", f"start of {name} was interrupted", server=name)
                 raise
             else:
+                announce_changes(self._sink, name, self.thread_id, kept, slot.state)
                 self._watch_quiet(name, server)
         finally:
             server.ready.set()
