@@ -29,7 +29,6 @@ from mcp_runtime.owners.status import CredentialsStamp, Detail, RowKey, StatusCa
 from mcp_runtime.session.slot import ElicitationHandler, SessionSlot, SlotLost
 from mcp_runtime.session.state import error_info, server_status
 from mcp_runtime.tasks import Spawner
-from protocol.completion import CompletionParams, CompletionResult
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.prompt import PromptGetResult, PromptView
@@ -302,11 +301,7 @@ class SlotOwner(ABC):
                 raise AppError("unknownPrompt", f"server {server} has no prompt {name}", server=server, prompt=name)
             return PromptGetResult.model_validate(await slot.get_prompt(name, arguments))
 
-    async def complete(self, params: CompletionParams) -> CompletionResult:
-        """Suggestions for a prompt's or template's argument (SPEC §16), through this owner's connection."""
-        async with self._use(params.server):
-            return await complete(await self._ready_slot(params.server), params)
-
+    complete = complete  # a prompt's or template's argument completed through this owner's connection (SPEC §16)
     async def resources(self, server: str | None = None) -> tuple[list[ResourceView], list[ResourceTemplateView]]:
         slots = sorted((await self._slots(server)).items())
         resources = [ResourceView.model_validate({**r, "server": name}) for name, s in slots for r in s.state.resources]

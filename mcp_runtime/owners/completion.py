@@ -3,17 +3,26 @@ declares the ``completions`` capability, its answer bounded to what a suggestion
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_runtime.session.slot import SessionSlot
 from protocol.completion import CompletionParams, CompletionResult
+
+if TYPE_CHECKING:
+    from mcp_runtime.owners.base import SlotOwner
+    from mcp_runtime.session.slot import SessionSlot
 
 MAX_VALUES = 100
 MAX_VALUE_CHARS = 4096
 
 
-async def complete(slot: SessionSlot, params: CompletionParams) -> CompletionResult:
-    """The server's suggestions for ``params.argument``; ``{values: []}`` when it does not offer completions."""
+async def complete(owner: SlotOwner, params: CompletionParams) -> CompletionResult:
+    """The server's suggestions for ``params.argument`` through ``owner``'s connection (an owner's method);
+    ``{values: []}`` when it does not offer completions."""
+    async with owner._use(params.server):
+        return await _complete(await owner._ready_slot(params.server), params)
+
+
+async def _complete(slot: SessionSlot, params: CompletionParams) -> CompletionResult:
     import mcp_types as types
 
     if "completions" not in (slot.state.capabilities or {}):
