@@ -3,6 +3,7 @@ task, read later, listed, cancelled (upstream too), asking the starting connecti
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from tests.support.daemon_client import Daemon, DaemonError
@@ -89,3 +90,21 @@ def test_unknown_tasks_and_the_running_limit(daemon: Daemon) -> None:
     else:
         raise AssertionError("the 65th running task must be refused")
     daemon.request("thread/archive", {"threadId": thread_id}, timeout=START_TIMEOUT)
+
+
+def test_a_finished_task_is_forgotten_after_its_ttl(daemon: Daemon) -> None:
+    thread_id = start_thread(daemon, mcpServers={"fx": fixture_config()})
+    task = background(daemon, thread_id, "echo", {"text": "brief"}, ttlMs=1000)
+    assert task["ttlMs"] == 1000
+    updated(daemon, task["taskId"], "completed")
+    params = {"threadId": thread_id, "taskId": task["taskId"]}
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        try:
+            daemon.request("mcpServer/task/get", params)
+        except DaemonError as exc:
+            assert exc.reason == "unknownTask"
+            break
+        assert time.monotonic() < deadline, "the task outlived its TTL"
+        time.sleep(0.1)
+    assert daemon.request("mcpServer/task/list", {"threadId": thread_id})["data"] == []
