@@ -25,6 +25,8 @@ from protocol.jsonrpc import AppError
 from protocol.task import TaskInfo, TaskStatus, TaskUpdated
 
 MAX_RUNNING = 64
+MAX_FINISHED = 256
+"""Finished tasks kept per thread within their TTL; past it the oldest finished go first (memory stays bounded)."""
 DEFAULT_TTL_MS = 3_600_000
 MAX_TTL_MS = 86_400_000
 
@@ -169,11 +171,14 @@ class BackgroundTasks:
             task.done.set()
 
     def _expire(self) -> None:
-        """Forget finished tasks whose TTL has passed."""
+        """Forget finished tasks whose TTL has passed, and the oldest finished ones past ``MAX_FINISHED``."""
         now = anyio.current_time()
         for task_id, task in list(self._tasks.items()):
             if task.finished_at is not None and now - task.finished_at >= task.ttl_ms / 1000:
                 del self._tasks[task_id]
+        finished = sorted((t.finished_at, t.task_id) for t in self._tasks.values() if t.finished_at is not None)
+        for _, task_id in finished[: max(0, len(finished) - MAX_FINISHED)]:
+            del self._tasks[task_id]
 
     def _get(self, task_id: str) -> BackgroundTask:
         self._expire()

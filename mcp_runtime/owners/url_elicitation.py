@@ -67,8 +67,7 @@ class UrlElicitations:
     def required(self, server: str, error: AppError, notify: Notify | None) -> AppError:
         """A call answered ``-32042``: ``urlElicitationRequired`` with the elicitations a host may show (each one's
         completion notice then goes to ``notify``); URLs that fail the checks are left out."""
-        raw = error.details.get("mcpData")
-        listed = raw.get("elicitations") if isinstance(raw, dict) else None
+        listed = error.details.get("elicitations")  # as the server sent them
         elicitations: list[dict[str, str]] = []
         for item in listed if isinstance(listed, list) else []:
             if not isinstance(item, dict) or not acceptable_url(item.get("url")):

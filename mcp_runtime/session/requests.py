@@ -143,9 +143,10 @@ def map_error(
             if marked.reason == "invalidOutput":
                 marked.details.setdefault("server", server)
             return marked, needs_login(marked.reason)
-        if exc.code == URL_ELICITATION_REQUIRED:  # the thread runtime turns it into the checked elicitations
+        if exc.code == URL_ELICITATION_REQUIRED:  # the thread runtime keeps only the elicitations it checked
             message = f"{server} asks for a URL to be visited before this call"
-            return AppError("urlElicitationRequired", message, server=server, mcpData=exc.error.data), False
+            raw = exc.error.data.get("elicitations") if isinstance(exc.error.data, dict) else None
+            return AppError("urlElicitationRequired", message, server=server, elicitations=raw), False
         if exc.code == REQUEST_TIMEOUT:
             return timeout_error(server, timeout_ms, tool=tool, method=method), False
         if exc.code == CONNECTION_CLOSED:
