@@ -8,7 +8,7 @@ PIPX := PIPX_HOME=build/pipx PIPX_BIN_DIR=build/pipx/bin PIPX_MAN_DIR=build/pipx
 ARTIFACT_SMOKE_ARGS := --allow-write-fixture --allow-oauth-fixture
 
 .PHONY: setup smoke test soak lint typecheck schemas bench conformance clean wheel smoke-wheel dist smoke-dist settings \
-	gui-smoke chromium
+	gui-smoke chromium gnome-keyring
 
 CLIENT := clients/typescript
 CLIENT_BUILT := $(CLIENT)/dist/index.js
@@ -58,6 +58,19 @@ chromium:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	else \
 		echo "make gui-smoke needs Debian's chromium at $(CHROMIUM): run 'sudo apt-get install chromium'" >&2; \
+		exit 1; \
+	fi
+
+# The keychain tests (tests/secrets) start their own session bus and GNOME Keyring: Debian's packages, installed
+# like Chromium (root: apt-get; otherwise the command to run).
+gnome-keyring:
+	@if command -v gnome-keyring-daemon >/dev/null && command -v dbus-daemon >/dev/null; then exit 0; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's gnome-keyring and dbus for the keychain tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			gnome-keyring dbus dbus-x11 libsecret-tools >/dev/null; \
+	else \
+		echo "make test needs GNOME Keyring and D-Bus: run 'sudo apt-get install gnome-keyring dbus dbus-x11'" >&2; \
 		exit 1; \
 	fi
 
@@ -115,7 +128,7 @@ TEST_STAGES := \
 	"client tests|npm test --silent --workspace $(CLIENT)" \
 	"settings tests|npm test --silent --workspace $(SETTINGS)"
 
-test: setup
+test: setup gnome-keyring
 	@failed=""; for stage in $(TEST_STAGES); do \
 		name=$${stage%%|*}; command=$${stage#*|}; \
 		echo "== $$name: $$command"; \

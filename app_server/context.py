@@ -25,7 +25,15 @@ if TYPE_CHECKING:
 
     from app_server.threads.registry import ThreadRegistry
     from app_server.wire.trace import Trace
-    from mcp_runtime import ConfigStore, McpClientManager, McpThreadRuntime, OAuthLogins, Spawner
+    from mcp_runtime import (
+        ConfigStore,
+        Installs,
+        McpClientManager,
+        McpThreadRuntime,
+        OAuthLogins,
+        Spawner,
+        StoredServer,
+    )
     from protocol.base import WireModel
     from protocol.config import McpServerConfig
 
@@ -55,6 +63,7 @@ class Daemon:
         self._tasks: TaskGroup | None = None
         self._spawner: Spawner | None = None
         self._store: ConfigStore | None = None
+        self._installs: Installs | None = None
         self._manager: McpClientManager | None = None
         self._threads: ThreadRegistry | None = None
         self._logins: OAuthLogins | None = None
@@ -101,6 +110,15 @@ class Daemon:
 
             self._store = ConfigStore(self.data_dir)
         return self._store
+
+    @property
+    def installs(self) -> Installs:
+        """Registry search and install, bundles (SPEC §15), against ``--registry-url``."""
+        if self._installs is None:
+            from mcp_runtime import Installs, policy
+
+            self._installs = Installs(policy().registry_url or "", self.data_dir)
+        return self._installs
 
     @property
     def manager(self) -> McpClientManager:
@@ -175,8 +193,12 @@ class Daemon:
         if self._initialized:
             return
         self._initialized = True
+        from mcp_runtime import secret_store_info
+
+        if secret_store_info()["kind"] == "keychain":
+            self.spawner.spawn(self._move_secrets_in, name="secrets-move-in")
         try:
-            enabled = [server for server in self.store.list() if server.config.enabled]
+            enabled = [server for server in self.store.list() if server.config.enabled and _admitted(server)]
         except AppError:  # a store that cannot be read starts nothing; every store request reports why
             enabled = []
         if not enabled:
@@ -185,24 +207,34 @@ class Daemon:
         self._autostart = [server.name for server in enabled]
         if self._manager is not None:
             self._manager.expect_starts(self._autostart)
-        stdio = any(server.config.type == "stdio" for server in enabled)
-        self.spawner.spawn(self._start_enabled, self._autostart, stdio, name="autostart")
+        configs = {server.name: server.config for server in enabled}
+        self.spawner.spawn(self._start_enabled, configs, name="autostart")
 
-    async def _start_enabled(self, names: list[str], stdio: bool) -> None:
-        """Autostart: once the host has its first answer, what a server start needs (the owners, the SDK) loaded off
-        the loop, then every start at once
-        (a command is looked up on the login shell's ``PATH`` kept from the last launch); once they are done, this
-        launch's read of the login shell, which no longer competes with them."""
-        try:
-            await self.after_first_answer()  # the host's first list needs the machine more than the SDK's import
-            from mcp_runtime import load_owners, refresh_login_path
+    async def _start_enabled(self, configs: dict[str, McpServerConfig]) -> None:
+        """Autostart: the stdio servers' children at once (they need no SDK); once the host has its first answer,
+        what a session needs (the owners, the SDK) loaded off the loop, then every session at once, attaching to
+        its child (a command is looked up on the login shell's ``PATH`` kept from the last launch); once they are
+        done, this launch's read of the login shell, which no longer competes with them."""
+        from mcp_runtime import children_started, load_owners, load_thread_owner, refresh_login_path
 
-            await load_owners()
-        finally:
-            self._autostart_loaded.set()
-        await self.manager.start_enabled(names)
-        if stdio:
+        async with children_started(configs, self.env):
+            try:
+                await self.after_first_answer()  # the host's first list needs the machine more than the SDK's import
+                await load_owners()
+            finally:
+                self._autostart_loaded.set()
+            async with anyio.create_task_group() as starting:
+                starting.start_soon(load_thread_owner)  # off autostart's path, while its sessions start
+                await self.manager.start_enabled(list(configs))
+        if any(config.type == "stdio" for config in configs.values()):
             await refresh_login_path()
+
+    async def _move_secrets_in(self) -> None:
+        """With the OS keychain, secrets a file still holds move into it, once the host has its first answer."""
+        await self.after_first_answer()
+        from mcp_runtime import move_secrets_in
+
+        await anyio.to_thread.run_sync(move_secrets_in, self.store, self.data_dir)
 
     async def after_first_answer(self) -> None:
         """Until the first request has been answered (or ``QUIET_S`` without one)."""
@@ -227,7 +259,7 @@ class Daemon:
             await self._logins.cancel(name)
         from mcp_runtime import CredentialStore
 
-        CredentialStore(self.data_dir).delete(name)
+        await anyio.to_thread.run_sync(CredentialStore(self.data_dir).delete, name)  # with the keychain's items
 
     async def logged_in(self, name: str) -> None:
         """A login succeeded: the management connection and every thread's reconnect with the new tokens, in
@@ -256,6 +288,13 @@ class Daemon:
                 closing.cancel_scope.cancel()
         finally:
             self._closed.set()
+
+
+def _admitted(server: StoredServer) -> bool:
+    """Whether the administrator's policy lets this stored server start (a denied one never does)."""
+    from mcp_runtime import admin_policy
+
+    return admin_policy().denial(server.config, server.source) is None
 
 
 async def _kill_children_after(delay: float) -> None:

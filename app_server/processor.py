@@ -15,7 +15,7 @@ from app_server.process.logs import configure_if_loaded, debug_enabled, get_logg
 from app_server.wire import decode, handshake
 from app_server.wire.connection import REQUEST_BACKLOG, ClientConnection, error_line
 from app_server.wire.lines import TOO_LARGE, read_lines
-from mcp_runtime import MAX_MESSAGE_BYTES
+from mcp_runtime import MAX_MESSAGE_BYTES, secret_store_info
 from protocol.catalog import METHODS, RETIRED
 from protocol.jsonrpc import AppError, RequestId, validation_errors
 
@@ -34,7 +34,11 @@ SHUTDOWN_GRACE_S = 1.0
 FLUSH_S = 2.0
 """Time the client gets to take the last responses at shutdown, even when it no longer reads."""
 READ_PAUSE_BACKLOG = 16 << 20
-"""Unsent output past which input is not read until the client reads (its writes then block)."""
+"""Unsent output past which input is read only to answer ``overloaded`` (the output a deaf client holds counts
+against its bound whatever holds it: the spool, or memory on a full disk)."""
+DEAF_REFUSALS_BYTES = 1 << 20
+"""Past ``READ_PAUSE_BACKLOG``, the ``overloaded`` answers a deaf client may be given before its input is not read
+at all until it reads (its writes then block): so they cost bounded memory too."""
 OFF_LOOP_LINE = 256 << 10
 """Lines at least this long are decoded in a worker thread so other connections keep being served."""
 
@@ -113,6 +117,8 @@ class Processor:
         self._idle: anyio.Event | None = None
         self._in_flight_sizes: dict[RequestId, int] = {}
         self._in_flight_bytes = 0
+        self._refused = 0
+        """Bytes of ``overloaded`` answers given while the client was not reading."""
 
     async def serve(self) -> None:
         """Read until input ends or ``reading`` is cancelled, settle in-flight requests, flush (bounded)."""
@@ -121,12 +127,14 @@ class Processor:
         try:
             async with anyio.create_task_group() as output:
                 output.start_soon(connection.transport.run)  # spooled output, until the last flush is over
+                output.start_soon(connection.resend_latest)  # statuses dropped while the client did not read
                 async with anyio.create_task_group() as tasks:
                     workers = _Workers(tasks, self._run)
                     with self.reading:
                         async for line in read_lines(connection.transport.receive, MAX_MESSAGE_BYTES):
-                            if connection.backlog() > READ_PAUSE_BACKLOG:
+                            if connection.backlog() > READ_PAUSE_BACKLOG and self._refused > DEAF_REFUSALS_BYTES:
                                 await connection.transport.drain()
+                                self._refused = 0
                             await self._handle_line(line, workers)
                     self.input_ended.set()
                     await self._settle()
@@ -267,6 +275,8 @@ class Processor:
     def _refuse(self, request_id: RequestId, method: str, error: AppError, started: float) -> None:
         line = error_line(request_id, error)
         self.connection.send_raw(line)
+        if error.reason == "overloaded":
+            self._refused += len(line)
         self._answered(request_id, method, started, len(line), error.reason)
 
     def _answered(self, request_id: RequestId, method: str, started: float, size: int, outcome: str) -> None:
@@ -323,7 +333,7 @@ class Processor:
         if renders_views:
             self.daemon.host_renders_views()
         connection.initialized = True
-        line = handshake.initialize_line(request_id, (name, version), str(self.daemon.data_dir))
+        line = handshake.initialize_line(request_id, (name, version), str(self.daemon.data_dir), secret_store_info())
         connection.send_raw(line)
         self._answered(request_id, "initialize", started, len(line), "ok")
 

@@ -49,13 +49,13 @@ def _slow_login_home(folder: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(home), "SHELL": "/bin/bash"}
 
 
-def daemon_round(data_dir: str, env: dict[str, str]) -> tuple[float, float]:
+def daemon_round(data_dir: str, env: dict[str, str], *args: str) -> tuple[float, float]:
     """(seconds until every enabled server is ``ready``, until the first ``mcpServer/list`` is answered), the
     host sending ``initialize``, ``initialized`` and the list at once, as a host does at launch."""
     started = time.perf_counter()
     ready: set[str] = set()
     listed = None
-    with JsonPipe(daemon_command(data_dir, "--path-from-shell", "auto"), env) as pipe:
+    with JsonPipe(daemon_command(data_dir, "--path-from-shell", "auto", *args), env) as pipe:
         pipe.write(encode("init", "initialize", {"clientInfo": {"name": "bench", "version": "0"}}))
         pipe.write(b'{"jsonrpc":"2.0","method":"initialized"}\n' + encode("list", "mcpServer/list", {}))
         while len(ready) < SERVERS:
@@ -76,14 +76,15 @@ def daemon_round(data_dir: str, env: dict[str, str]) -> tuple[float, float]:
     return usable, listed
 
 
-def floor_round() -> float:
+def floor_round(items: list[list[str]] | None = None, env: dict[str, str] | None = None) -> float:
+    """``items``: the keychain item (service, user name) each server's secret is read from first, with keyring."""
     argv = [[config["command"], *config["args"]] for config in _servers().values()]
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "bench" / "usable_floor.py"), json.dumps(argv)],
+        [sys.executable, str(ROOT / "bench" / "usable_floor.py"), json.dumps(argv), json.dumps(items or [])],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
     )
     assert process.stdout is not None
     line = process.stdout.readline()

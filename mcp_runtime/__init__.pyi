@@ -2,6 +2,11 @@
 # (lazy_loader), so `import mcp_runtime` stays cheap and the MCP SDK loads only when a name that needs it is used.
 from .apps import plan_import as plan_import
 from .apps import sync_app as sync_app
+from .config.admin_policy import AdminPolicy as AdminPolicy
+from .config.admin_policy import PolicyUnreadable as PolicyUnreadable
+from .config.admin_policy import admin_policy as admin_policy
+from .config.admin_policy import load_admin_policy as load_admin_policy
+from .config.admin_policy import set_admin_policy as set_admin_policy
 from .config.edits import normalized as normalized
 from .config.edits import patched as patched
 from .config.edits import redacted as redacted
@@ -13,6 +18,11 @@ from .config.policy import set_policy as set_policy
 from .config.rules import check_server as check_server
 from .config.rules import parse_server_config as parse_server_config
 from .events import EventSink as EventSink
+from .installs.bundles import remove_other_versions as remove_other_versions
+from .installs.origin import Origins as Origins
+from .installs.origin import remove_bundle as remove_bundle
+from .installs.service import Installs as Installs
+from .installs.service import installed_entries as installed_entries
 from .limits import MAX_CONFIG_BYTES as MAX_CONFIG_BYTES
 from .limits import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES
 from .limits import MAX_SERVERS as MAX_SERVERS
@@ -27,6 +37,7 @@ from .owners.elicitation import Ending as Ending
 from .owners.elicitation import Resolution as Resolution
 from .owners.elicitation import resolve_answer as resolve_answer
 from .owners.loading import load_owners as load_owners
+from .owners.loading import load_thread_owner as load_thread_owner
 from .owners.management import McpClientManager as McpClientManager
 from .owners.thread import McpThreadRuntime as McpThreadRuntime
 from .platform.descriptors import raise_descriptor_limit as raise_descriptor_limit
@@ -34,6 +45,13 @@ from .platform.shell_path import keep_login_path as keep_login_path
 from .platform.watcher import kill_live_groups as kill_live_groups
 from .platform.watcher import use_child_watcher as use_child_watcher
 from .platform.watcher import watch_children as watch_children
+from .secrets.choice import SecretStoreDecision as SecretStoreDecision
+from .secrets.choice import decide_secret_store as decide_secret_store
+from .secrets.configs import revealed as revealed
+from .secrets.move_in import move_secrets_in as move_secrets_in
+from .secrets.store import secret_store_info as secret_store_info
+from .secrets.store import use_secret_store as use_secret_store
+from .session.early import children_started as children_started
 from .session.extensions import declare_mcp_apps as declare_mcp_apps
 from .session.stdio import refresh_login_path as refresh_login_path
 from .storage import safe_fs as safe_fs

@@ -28,6 +28,15 @@ if TYPE_CHECKING:
     )
     from mcp.client.session import ClientSession
 
+INHERITED_ENV_VARS = (
+    ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE",
+     "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE")
+    if sys.platform == "win32"
+    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+)  # fmt: skip
+"""``mcp.client.stdio.DEFAULT_INHERITED_ENV_VARS``, the variables a stdio server inherits, copied so that a child
+starts before the SDK is imported (a function's skip of values starting ``()`` goes with it, in ``launch``)."""
+
 AUTO_DISCOVER_TIMEOUT_S = 1.0
 """``protocol: auto`` must not stall on a server that ignores ``server/discover`` (SDK default: 10 s)."""
 

@@ -16,6 +16,7 @@ from typing_extensions import TypeAliasType
 from protocol.base import OpenModel, WireModel
 from protocol.constants import TransportName
 from protocol.elicitation import ValidationIssue
+from protocol.install import PolicyRule
 from protocol.jsonrpc import REASON_CODES
 
 _ERRORS = "What was wrong, field by field."
@@ -108,9 +109,10 @@ class RedactedValueErrorData(ErrorDetails):
 
 
 class PathErrorData(ErrorDetails):
-    """A file the daemon refused to read or write."""
+    """A file the daemon refused to read or write, or could not write for want of space (`storageFull`: the data
+    dir's disk or quota is full; nothing was changed)."""
 
-    reason: Literal["notARegularFile", "unsafePath"]
+    reason: Literal["notARegularFile", "unsafePath", "storageFull"]
     path: str = Field(description="The file.")
 
 
@@ -243,6 +245,22 @@ class MissingEnvVarErrorData(ErrorDetails):
     variable: str = Field(description="The variable.")
 
 
+class SecretStoreLockedErrorData(ErrorDetails):
+    """The OS keychain is locked (or does not answer): nothing was read, deleted or rewritten; a later start
+    retries."""
+
+    reason: Literal["secretStoreLocked"]
+    backend: str = Field(description="The keychain that refused, as `initialize.secretStore.backend` names it.")
+
+
+class MissingSecretErrorData(ErrorDetails):
+    """A secret the config keeps in the keychain is no longer there (removed behind the daemon's back): send the
+    value again with `mcpServer/update`."""
+
+    reason: Literal["missingSecret"]
+    field: str = Field(description="The config field whose value is missing, such as `env.API_KEY`.")
+
+
 class InsecureUrlErrorData(ErrorDetails):
     """A URL that is not `https` (or `http` to loopback), or carries userinfo or a fragment."""
 
@@ -251,7 +269,8 @@ class InsecureUrlErrorData(ErrorDetails):
 
 
 class UnsafeEnvErrorData(ErrorDetails):
-    """A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...)."""
+    """A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...), or a config
+    names a daemon variable outside the deployment's `--allow-env`."""
 
     reason: Literal["unsafeEnv"]
     variable: str = Field(description="The variable refused.")
@@ -367,6 +386,61 @@ class OAuthFailedErrorData(ErrorDetails):
     oauth_error: str | None = Field(default=None, description="The authorization server's `error` code.")
 
 
+class RegistryUnavailableErrorData(ErrorDetails):
+    """The MCP Registry could not be reached and nothing is cached for this request."""
+
+    reason: Literal["registryUnavailable"]
+    url: str = Field(description="The registry's URL.")
+    detail: str | None = Field(default=None, description="What failed, in plain words.")
+
+
+class UnknownRegistryEntryErrorData(ErrorDetails):
+    """The registry has no such entry (or version, or install option)."""
+
+    reason: Literal["unknownRegistryEntry"]
+    name: str = Field(description="The entry's name.")
+    version: str | None = Field(default=None, description="The version asked for.")
+    option: str | None = Field(default=None, description="The install option asked for.")
+
+
+class InputErrorData(ErrorDetails):
+    """An install input that is missing, outside its choices or not of its format."""
+
+    reason: Literal["missingInput", "invalidInput"]
+    input: str = Field(description="The input's key.")
+
+
+class InvalidBundleErrorData(ErrorDetails):
+    """A bundle whose file or manifest is not a valid MCP Bundle."""
+
+    reason: Literal["invalidBundle"]
+    errors: list[ValidationIssue] | None = Field(default=None, description=_ERRORS)
+    path: str | None = Field(default=None, description="The bundle file.")
+
+
+class UnsafeBundleErrorData(ErrorDetails):
+    """A bundle entry that would land outside its folder: `..`, an absolute path, a link or a device."""
+
+    reason: Literal["unsafeBundle"]
+    entry: str = Field(description="The entry's name in the archive (at most 256 characters of it).")
+
+
+class BundleTooLargeErrorData(ErrorDetails):
+    """A bundle past a limit: unpacked size, file count or compression ratio."""
+
+    reason: Literal["bundleTooLarge"]
+    limit: int = Field(description="The limit.")
+    measure: Literal["bytes", "files", "ratio"] = Field(description="What the limit counts.")
+
+
+class PolicyDeniedErrorData(ErrorDetails):
+    """The administrator's policy refuses this server, registry or bundle."""
+
+    reason: Literal["policyDenied"]
+    rule: PolicyRule = Field(description="The rule that refused it.")
+    name: str | None = Field(default=None, description="The server.")
+
+
 ErrorData = TypeAliasType(
     "ErrorData",
     Annotated[
@@ -394,6 +468,8 @@ ErrorData = TypeAliasType(
         | HeaderErrorData
         | InlineSecretErrorData
         | MissingEnvVarErrorData
+        | SecretStoreLockedErrorData
+        | MissingSecretErrorData
         | UnsafeEnvErrorData
         | InsecureUrlErrorData
         | OriginNotAllowedErrorData
@@ -407,7 +483,14 @@ ErrorData = TypeAliasType(
         | InvalidOutputErrorData
         | TimeoutErrorData
         | InsufficientScopeErrorData
-        | OAuthFailedErrorData,
+        | OAuthFailedErrorData
+        | RegistryUnavailableErrorData
+        | UnknownRegistryEntryErrorData
+        | InputErrorData
+        | InvalidBundleErrorData
+        | UnsafeBundleErrorData
+        | BundleTooLargeErrorData
+        | PolicyDeniedErrorData,
         Field(discriminator="reason", description="`error.data`: the typed `reason` and that reason's details."),
     ],
 )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import ConfigDict, Field
 
 from protocol.base import WireModel
+from protocol.install import PolicySummary
 
 
 class ClientInfo(WireModel):
@@ -51,6 +54,19 @@ class ServerInfo(WireModel):
     version: str = Field(description="The daemon's version.")
 
 
+class SecretStoreInfo(WireModel):
+    """The store that holds every secret the daemon keeps (`--secret-store`)."""
+
+    kind: Literal["keychain", "file"] = Field(
+        description="`keychain`: the OS keychain; `file`: 0600 files in the data dir (literal header and OAuth "
+        "secrets are then refused `inlineSecret`)."
+    )
+    backend: str = Field(
+        description="What holds them, for people: `macOS Keychain`, `Windows Credential Locker`, `Secret Service`, "
+        "`KWallet`, or `files in the data dir`."
+    )
+
+
 class InitializeResult(WireModel):
     """The answer to `initialize`; send the notification `initialized` next."""
 
@@ -60,6 +76,8 @@ class InitializeResult(WireModel):
     data_dir: str = Field(description="The data directory the daemon uses (store, threads, credentials).")
     methods: list[str] = Field(description="Every method this connection may call after `initialize`.")
     notifications: list[str] = Field(description="Every notification the daemon may send.")
+    policy: PolicySummary = Field(description="What the administrator's policy restricts.")
+    secret_store: SecretStoreInfo = Field(description="Where this daemon keeps the secrets of its servers.")
 
 
 class CancelRequestParams(WireModel):

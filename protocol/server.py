@@ -9,6 +9,7 @@ from pydantic import ConfigDict, Field, field_serializer
 
 from protocol.base import Empty, PageParams, WireModel
 from protocol.config import AppName, McpServerConfig, as_written
+from protocol.install import InstalledFrom, PolicyRule
 from protocol.reasons import ErrorReason, SkipReason
 
 _NAME = "The server's name."
@@ -21,6 +22,14 @@ class ErrorInfoData(WireModel):
     dropped_tools: list[str] | None = Field(
         default=None, description="Tools left out of the catalog because their `x-mcp-header` annotations are invalid."
     )
+    detail: str | None = Field(
+        default=None, description="What kind of start failure: `commandNotFound`, `tooManyOpenFiles`, ..."
+    )
+    command: str | None = Field(default=None, description="With `commandNotFound`: the command looked for.")
+    searched: list[str] | None = Field(default=None, description="With `commandNotFound`: the folders looked in.")
+    variable: str | None = Field(default=None, description="With `missingEnvVar`/`unsafeEnv`: the variable.")
+    step: str | None = Field(default=None, description="With an OAuth failure: the step that failed.")
+    path: str | None = Field(default=None, description="With `unsafePath`/`storageFull`: the file.")
 
 
 class ErrorInfo(WireModel):
@@ -45,7 +54,16 @@ class ServerRecord(WireModel):
     config: McpServerConfig
     enabled: bool = Field(description="Whether this daemon starts it and offers it to threads.")
     revision: int = Field(description="Bumped by every change; pass as `expectedRevision` to update safely.")
-    source: str = Field(description="Where it came from: `user` or `import:<app>`.")
+    source: str = Field(
+        description="Where it came from: `user`, `import:<app>`, `registry:<name>@<version>` or "
+        "`bundle:<name>@<version>`."
+    )
+    installed_from: InstalledFrom | None = Field(
+        default=None, description="For an installed server: the registry entry or bundle, and whether it is outdated."
+    )
+    denied_by: PolicyRule | None = Field(
+        default=None, description="The administrator's rule that keeps this server from starting, if one does."
+    )
     created_at: str = Field(description="When it was created (ISO 8601).")
     updated_at: str = Field(description="When it last changed (ISO 8601).")
 

@@ -95,15 +95,32 @@ class ResourceReadFact(WireModel):
     uri_digest: str = Field(description="The SHA-256 of the URI, hex.")
     uri_preview: str = Field(description="The URI's first 120 characters.")
     mime_types: list[str] = Field(description="The MIME types of the contents.")
-    content_refs: list[ContentRef] = Field(description="A digest of each content.")
+    content_refs: list[ContentRef] = Field(description="A digest of each content (of the first 64 only).")
+    content_count: int | None = Field(
+        default=None, description="How many contents the read returned, when a fact keeps fewer refs than that."
+    )
     at: str = Field(description="When it was read (ISO 8601).")
+
+
+class ThreadReadParams(ThreadIdParams):
+    """``thread/read``: a thread and one page of its facts (oldest first)."""
+
+    cursor: str | None = Field(default=None, description="Where to continue: the `nextCursor` of the previous page.")
+    limit: int | None = Field(default=None, ge=1, le=1000, description="The most facts to return in this page.")
 
 
 class ThreadReadResult(WireModel):
     """A thread and its diagnostics facts."""
 
     thread: Thread = Field(description="The thread.")
-    facts: list[ResourceReadFact] = Field(description="What its resource reads left behind, oldest first.")
+    facts: list[ResourceReadFact] = Field(
+        description="One page of what its resource reads left behind, oldest first (100 unless `limit` says)."
+    )
+    next_cursor: str | None = Field(default=None, description="The `cursor` of the next page of facts, if any.")
+    facts_truncated: bool = Field(
+        default=False,
+        description="The thread's facts reached their cap (1 MiB): reads after that left no fact.",
+    )
 
 
 CONTEXT_READ_DEFAULT_BYTES = 64 * 1024

@@ -39,7 +39,7 @@ async def import_from_app(ctx: RequestContext, params: ImportFromAppParams) -> I
         )
     )
     if plan.to_create and not params.dry_run:
-        daemon.store.create_many(plan.to_create, plan.source)
+        await anyio.to_thread.run_sync(daemon.store.create_many, plan.to_create, plan.source)
     log.info(
         "import_summary",
         app=params.app,

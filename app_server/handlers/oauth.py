@@ -6,7 +6,7 @@ import anyio
 
 from app_server.context import RequestContext
 from app_server.handlers.registry import method
-from mcp_runtime import DEFAULT_TIMEOUT_S, client_metadata_url, login_client, step_up_scopes
+from mcp_runtime import DEFAULT_TIMEOUT_S, client_metadata_url, login_client, revealed, step_up_scopes
 from protocol.config import HttpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import ErrorInfo, OAuthLoginParams, OAuthLoginResult
@@ -25,7 +25,9 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
             f"server {params.name} is a machine client: it authenticates without a login",
             name=params.name,
         )
-    client = login_client(config.oauth, daemon.env)
+    kept = await revealed(params.name, config, "oauth.")  # a client secret the keychain keeps
+    assert isinstance(kept, HttpServerConfig) and kept.oauth is not None
+    client = login_client(kept.oauth, daemon.env)
     scopes = (
         params.scopes
         or await anyio.to_thread.run_sync(step_up_scopes, daemon.data_dir, params.name, config.url)

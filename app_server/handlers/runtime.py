@@ -8,6 +8,7 @@ from app_server.handlers.owners import owner
 from app_server.handlers.paging import page
 from app_server.handlers.registry import method
 from app_server.wire.connection import EncodedResult
+from mcp_runtime import admin_policy
 from protocol.base import Empty
 from protocol.completion import CompletionParams, CompletionResult
 from protocol.encoding import model_json
@@ -42,7 +43,8 @@ async def status_list(ctx: RequestContext, params: ServerStatusListParams) -> Se
 @method("mcpServer/start", ServerNameParams)
 async def start(ctx: RequestContext, params: ServerNameParams) -> ServerStartResult | EncodedResult:
     """Answered with the row status lists reuse (the ``ServerStartResult`` JSON)."""
-    ctx.daemon.store.require(params.name)
+    stored = ctx.daemon.store.require(params.name)
+    admin_policy().check(params.name, stored.config, stored.source)
     manager = ctx.daemon.manager
     return EncodedResult(manager.start_json(await manager.start(params.name)))
 

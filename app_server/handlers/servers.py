@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import anyio
+
 from app_server.context import RequestContext
 from app_server.handlers.paging import page
 from app_server.handlers.registry import method
-from mcp_runtime import StoredServer, check_server, patched, policy, redacted, restore_redacted
+from mcp_runtime import (
+    Origins,
+    StoredServer,
+    admin_policy,
+    check_server,
+    patched,
+    policy,
+    redacted,
+    remove_bundle,
+    restore_redacted,
+)
 from protocol.base import Empty
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
@@ -21,10 +33,15 @@ from protocol.server import (
 )
 
 
-def record(server: StoredServer) -> ServerRecord:
-    """The list view of a stored server: secrets replaced by ``***``."""
+def record(server: StoredServer, origins: Origins | None = None) -> ServerRecord:
+    """The list view of a stored server: secrets replaced by ``***``; where it was installed from, and the
+    administrator's rule that keeps it from starting, if any."""
+    denied = admin_policy().denial(server.config, server.source)
+    origin = origins.of(server.source) if origins is not None else None
     return ServerRecord.model_validate(
         {
+            **({"deniedBy": denied} if denied is not None else {}),
+            **({"installedFrom": origin} if origin is not None else {}),
             "name": server.name,
             "config": redacted(server.config),
             "enabled": server.config.enabled,
@@ -44,15 +61,20 @@ def list_servers(ctx: RequestContext, params: ServerListParams) -> ServerListRes
     else:
         servers = [store.require(name) for name in dict.fromkeys(params.names)]
     data, next_cursor = page(servers, params.cursor, params.limit)
-    return ServerListResult(data=[record(s) for s in data], next_cursor=next_cursor)
+    origins = Origins(policy().registry_url or "", ctx.daemon.data_dir)
+    return ServerListResult(data=[record(s, origins) for s in data], next_cursor=next_cursor)
 
 
 @method("mcpServer/create", ServerCreateParams)
-def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
+async def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
     check_server(params.name, params.config)
     policy().check_transport(params.config, params.name)
+    policy().check_sources(params.config, params.name)
+    admin_policy().check(params.name, params.config)
     config = restore_redacted(params.config, None)
-    return ServerResult(server=record(ctx.daemon.store.create(params.name, config)))
+    # off the loop: the config's secrets are written to the secret store (a keychain may answer slowly) first
+    server = await anyio.to_thread.run_sync(ctx.daemon.store.create, params.name, config)
+    return ServerResult(server=record(server))
 
 
 @method("mcpServer/update", ServerUpdateParams)
@@ -68,24 +90,28 @@ async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResul
         config = restore_redacted(sent, stored) if sent is not None else patched(params.name, stored, patch or {})
         if config.type != stored.type:
             policy().check_transport(config, params.name)
+        policy().check_sources(config, params.name)
+        admin_policy().check(params.name, config, source)
         return config
 
-    server = ctx.daemon.store.edit(params.name, change, params.expected_revision)
+    source = ctx.daemon.store.require(params.name).source
+    server = await anyio.to_thread.run_sync(ctx.daemon.store.edit, params.name, change, params.expected_revision)
     await ctx.daemon.config_changed(params.name)
     return ServerResult(server=record(server))
 
 
 @method("mcpServer/delete", ServerNameParams)
 async def delete(ctx: RequestContext, params: ServerNameParams) -> Empty:
-    ctx.daemon.store.require(params.name)
+    stored = ctx.daemon.store.require(params.name)
     await ctx.daemon.forget_server(params.name)
-    ctx.daemon.store.delete(params.name)
+    await anyio.to_thread.run_sync(ctx.daemon.store.delete, params.name)  # and the server's items
+    remove_bundle(ctx.daemon.data_dir, stored.source)
     return Empty()
 
 
 @method("mcpServer/enabled/set", ServerEnabledSetParams)
 async def set_enabled(ctx: RequestContext, params: ServerEnabledSetParams) -> ServerResult:
-    server = ctx.daemon.store.set_enabled(params.name, params.enabled, params.app)
+    server = await anyio.to_thread.run_sync(ctx.daemon.store.set_enabled, params.name, params.enabled, params.app)
     if params.app is None:
         await ctx.daemon.config_changed(params.name)
     return ServerResult(server=record(server))

@@ -10,9 +10,10 @@ from __future__ import annotations
 import anyio
 
 from app_server.context import RequestContext
+from app_server.handlers.paging import page
 from app_server.handlers.registry import method
 from app_server.wire.connection import EncodedResult, next_server_request_id
-from mcp_runtime import CANCELLED, Ending, Resolution, resolve_answer
+from mcp_runtime import CANCELLED, Ending, Resolution, admin_policy, resolve_answer
 from protocol.elicitation import ElicitationRequest
 from protocol.jsonrpc import AppError
 from protocol.task import BackgroundCall
@@ -23,6 +24,7 @@ from protocol.thread import (
     ThreadIdParams,
     ThreadListParams,
     ThreadListResult,
+    ThreadReadParams,
     ThreadReadResult,
     ThreadResult,
     ThreadStartParams,
@@ -32,7 +34,7 @@ from protocol.tool import ToolCallParams, ToolProgress
 
 @method("thread/start", ThreadStartParams)
 def thread_start(ctx: RequestContext, params: ThreadStartParams) -> ThreadResult:
-    thread = ctx.daemon.threads.start(params, ctx.connection)
+    thread = ctx.daemon.threads.start(_admit(ctx, params), ctx.connection)
     known: dict[str, ServerInstructions] = {}
     for name in thread.servers:  # answered at once: only what a management connection already holds
         try:
@@ -46,16 +48,36 @@ def thread_start(ctx: RequestContext, params: ThreadStartParams) -> ThreadResult
     return ThreadResult(thread=thread, instructions=known or None)
 
 
+def _admit(ctx: RequestContext, params: ThreadStartParams) -> ThreadStartParams:
+    """``policyDenied`` when the administrator's policy refuses a server the thread names; a stored server the
+    policy denies is left out of a thread that takes all of them (it never starts)."""
+    policy = admin_policy()
+    for name, config in (params.mcp_servers or {}).items():
+        policy.check(name, config)
+    if params.strict_mcp_config:
+        return params
+    stored = [server for server in ctx.daemon.store.list() if server.config.enabled]
+    if params.servers is not None:
+        wanted = set(params.servers)
+        for server in stored:
+            if server.name in wanted:
+                policy.check(server.name, server.config, server.source)
+        return params
+    admitted = [s.name for s in stored if policy.denial(s.config, s.source) is None]
+    return params if len(admitted) == len(stored) else params.model_copy(update={"servers": admitted})
+
+
 @method("thread/list", ThreadListParams)
 async def thread_list(ctx: RequestContext, params: ThreadListParams) -> ThreadListResult:
     data, next_cursor = await ctx.daemon.threads.page(params.cursor, params.limit)
     return ThreadListResult(data=data, next_cursor=next_cursor)
 
 
-@method("thread/read", ThreadIdParams)
-def thread_read(ctx: RequestContext, params: ThreadIdParams) -> ThreadReadResult:
+@method("thread/read", ThreadReadParams)
+def thread_read(ctx: RequestContext, params: ThreadReadParams) -> ThreadReadResult:
     thread, facts = ctx.daemon.threads.read(params.thread_id, ctx.connection)
-    return ThreadReadResult(thread=thread, facts=facts)
+    data, next_cursor = page(facts.facts, params.cursor, params.limit)
+    return ThreadReadResult(thread=thread, facts=data, next_cursor=next_cursor, facts_truncated=facts.truncated)
 
 
 @method("thread/archive", ThreadIdParams)

@@ -20,6 +20,7 @@ STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SI
 """Each ends the daemon alike, exit 0: a closed terminal's SIGHUP gets the same orderly stop as SIGTERM."""
 EVENT_LOOPS = ("auto", "asyncio")
 PATH_FROM_SHELL = ("auto", "never")
+SECRET_STORES = ("auto", "keychain", "file")
 WATCH_CHILDREN = "watch-children"
 """The hidden mode the daemon starts itself in as its child watcher (``mcp_runtime``'s orphan guard)."""
 
@@ -86,6 +87,52 @@ def https_document(text: str) -> str:
     return text
 
 
+def credential_dir(text: str) -> tuple[str, str]:
+    """``--credential-dir DIR``: a folder credential files may be read from, as given (absolute) and resolved."""
+    given = os.path.normpath(os.path.abspath(os.path.expanduser(text)))
+    if not os.path.isdir(given):
+        raise argparse.ArgumentTypeError(f"{text} is not a directory")
+    return given, os.path.realpath(given)
+
+
+def env_rule(text: str) -> str:
+    """``--allow-env NAME`` (or ``PREFIX*``): a daemon variable configs may name."""
+    if not text or not all(c.isalnum() or c == "_" for c in text.removesuffix("*")):
+        raise argparse.ArgumentTypeError("takes a variable name, or a prefix ending in *")
+    return text
+
+
+DEFAULT_REGISTRY_URL = "https://registry.modelcontextprotocol.io"
+"""The official MCP Registry (SPEC §15), the documented default of ``--registry-url``."""
+
+
+def registry_url(text: str) -> str:
+    """``--registry-url URL``: https, or http to loopback; no userinfo, query or fragment."""
+    from urllib.parse import urlsplit  # here: only when the option is given
+
+    parts = urlsplit(text)
+    loopback = parts.hostname in ("localhost", "::1") or (parts.hostname or "").startswith("127.")
+    plain = not parts.fragment and not parts.query and "@" not in parts.netloc and bool(parts.hostname)
+    if not plain or not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
+        raise argparse.ArgumentTypeError("takes an https URL (or http to loopback), without userinfo or query")
+    return text.rstrip("/")
+
+
+def policy_path(value: str | None) -> str | None:
+    """``--policy FILE``, else the platform's managed policy file when one exists there, else None."""
+    if value is not None:
+        return value
+    import sys
+
+    if sys.platform == "darwin":
+        default = "/Library/Application Support/mcp-app-server/policy.json"
+    elif sys.platform == "win32":
+        default = os.path.join(os.environ.get("ProgramData", r"C:\ProgramData"), "mcp-app-server", "policy.json")
+    else:
+        default = "/etc/mcp-app-server/policy.json"
+    return default if os.path.lexists(default) else None
+
+
 def parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=NAME, description="Serve on stdio (the default), or write the protocol's schema or types.")
     parser.add_argument("--data-dir", help="where mcps.json, threads and credentials live")
@@ -117,10 +164,41 @@ def parser() -> argparse.ArgumentParser:
         help="auto: also look stdio commands up in the login shell's PATH (read once, bounded)",
     )
     parser.add_argument(
+        "--secret-store",
+        default="auto",
+        choices=SECRET_STORES,
+        help="where secrets are kept: auto (the OS keychain when one answers, else 0600 files), keychain, file",
+    )
+    parser.add_argument(
         "--oauth-client-metadata-url",
         type=https_document,
         metavar="URL",
         help="the client ID metadata document OAuth logins use where a server's config names none",
+    )
+    parser.add_argument(
+        "--credential-dir",
+        type=credential_dir,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder OAuth credential files (idTokenFile, assertionFile) may be read from; repeatable; none: no file",
+    )
+    parser.add_argument(
+        "--allow-env",
+        type=env_rule,
+        action="append",
+        metavar="NAME",
+        help="a daemon variable configs may name (envVars, envHeaders, *EnvVar), or PREFIX*; repeatable; none: any",
+    )
+    parser.add_argument(
+        "--registry-url",
+        type=registry_url,
+        default=DEFAULT_REGISTRY_URL,
+        metavar="URL",
+        help="the MCP Registry (read API v0.1) that registry search and install use",
+    )
+    parser.add_argument(
+        "--policy", metavar="FILE", help="the administrator's policy file (default: the platform's managed path)"
     )
     parser.add_argument(
         "--event-loop",

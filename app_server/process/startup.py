@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from app_server.context import Daemon
     from app_server.wire.trace import Trace
+    from mcp_runtime import SecretStoreDecision
 
 CHUNK = 1 << 16
 LONGEST_EARLY_LINE = 1 << 16
@@ -68,9 +69,21 @@ def launch() -> int:
     except options.DataDirUnusable as unusable:
         print(f"{NAME}: {unusable}", file=sys.stderr)
         return 2
+    policy_path = options.policy_path(args.policy)
+    if policy_path is not None:  # a managed deployment: its policy is read before initialize is answered
+        from mcp_runtime import PolicyUnreadable, load_admin_policy, set_admin_policy
+
+        try:
+            admin = load_admin_policy(policy_path)
+        except PolicyUnreadable as unreadable:
+            print(f"{NAME}: {unreadable}", file=sys.stderr)
+            return 2
+        set_admin_policy(admin)
+        handshake.describe_policy(admin.summary())
     signals = StopSignals()
-    early = EarlyStdio.begin(args, data_dir, signals)
-    return serve(args, Path(data_dir), signals, early)
+    secret_store = SecretStoreChoice(args.secret_store, data_dir)
+    early = EarlyStdio.begin(args, data_dir, signals, secret_store)
+    return serve(args, Path(data_dir), signals, early, secret_store)
 
 
 def _subcommand(args: argparse.Namespace) -> int:
@@ -123,14 +136,35 @@ class StopSignals:
                 stop.set()
 
 
+class SecretStoreChoice:
+    """``--secret-store`` decided in a thread beside start-up (its probe may ask the session bus): the ``initialize``
+    answer names the store, and waits for the decision only if it is not made yet."""
+
+    def __init__(self, mode: str, data_dir: str) -> None:
+        self._decision: SecretStoreDecision | None = None
+        self._thread = threading.Thread(target=self._decide, args=(mode, data_dir), name="secret-store", daemon=True)
+        self._thread.start()
+
+    def _decide(self, mode: str, data_dir: str) -> None:
+        from mcp_runtime import decide_secret_store
+
+        self._decision = decide_secret_store(mode, data_dir)
+
+    def wait(self) -> SecretStoreDecision:
+        self._thread.join()
+        assert self._decision is not None
+        return self._decision
+
+
 class EarlyStdio:
     """stdin served in a thread before the loop runs: it answers a plainly valid ``initialize`` (with the bytes
     the processor would write) and notes an ``initialized`` after it. The main thread reads what it served only
     after ``handover``, which stops it without it taking a byte meant for the loop (it waits on stdin and on a
     wake-up pipe)."""
 
-    def __init__(self, data_dir: str) -> None:
+    def __init__(self, data_dir: str, secret_store: SecretStoreChoice) -> None:
         self._data_dir = data_dir
+        self._secret_store = secret_store
         self._client: handshake.Client | None = None
         self._answered: tuple[int | str, float, int] | None = None
         self._initialized = False
@@ -143,14 +177,16 @@ class EarlyStdio:
         self._thread = threading.Thread(target=self._serve, name="early-stdio", daemon=True)
 
     @classmethod
-    def begin(cls, args: argparse.Namespace, data_dir: str, signals: StopSignals) -> EarlyStdio | None:
+    def begin(
+        cls, args: argparse.Namespace, data_dir: str, signals: StopSignals, secret_store: SecretStoreChoice
+    ) -> EarlyStdio | None:
         """Serve the first stdio lines when the daemon serves on stdio alone (``--listen`` and ``--trace`` go the
         ordinary way: a socket client may come first, and a trace records every line) and stdin is one ``select``
         can wait on. The stop signals are caught from here on either way."""
         if args.listen is not None or args.trace is not None or not _selectable():
             signals.install(lambda: None)
             return None
-        early = cls(data_dir)
+        early = cls(data_dir, secret_store)
         signals.install(early._wake)
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         early._thread.start()
@@ -229,7 +265,10 @@ class EarlyStdio:
             client = handshake.quick_params(params if params is not None else {})
             if client is None or not pipes.writable_now(pipes.STDOUT):
                 return False  # a client that does not read meets the processor's backpressure instead
-            answer = handshake.initialize_line(message["id"], client[:2], self._data_dir)
+            store = self._secret_store.wait()
+            if store.refusal is not None:
+                return False  # start-up exits 2 saying why
+            answer = handshake.initialize_line(message["id"], client[:2], self._data_dir, store.wire())
             try:
                 pipes.write_all(pipes.STDOUT, answer)
             except OSError:
@@ -252,7 +291,11 @@ def _selectable() -> bool:
 
 
 def serve(
-    args: argparse.Namespace, data_dir: Path, signals: StopSignals, early: EarlyStdio | None
+    args: argparse.Namespace,
+    data_dir: Path,
+    signals: StopSignals,
+    early: EarlyStdio | None,
+    secret_store: SecretStoreChoice,
 ) -> int:
     """Everything serving needs that can refuse to start (exit 2 with one line), then the event loop."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
@@ -266,6 +309,7 @@ def serve(
         safe_fs,
         set_policy,
         use_child_watcher,
+        use_secret_store,
     )
 
     descriptors = raise_descriptor_limit()  # before any server or socket takes one
@@ -275,6 +319,9 @@ def serve(
             args.stdio_sandbox,
             path_from_shell=args.path_from_shell == "auto",
             oauth_client_metadata_url=args.oauth_client_metadata_url,
+            credential_dirs=tuple(args.credential_dir),
+            allowed_env=tuple(args.allow_env) if args.allow_env is not None else None,
+            registry_url=args.registry_url,
         )
     )
     listen: tuple[Path, socket.socket] | None = None
@@ -306,6 +353,11 @@ def serve(
         except TraceRefused as refused:
             print(f"{NAME}: {refused}", file=sys.stderr)
             return 2
+    decision = secret_store.wait()
+    if decision.refusal is not None:
+        print(f"{NAME}: {decision.refusal}", file=sys.stderr)
+        return 2
+    use_secret_store(decision, data_dir)
     import anyio
 
     uvloop = args.event_loop == "auto" and _has_uvloop()

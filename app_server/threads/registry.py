@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from app_server.events import EventBus
 from app_server.process.logs import get_logger
-from app_server.threads.facts import ReadModel
+from app_server.threads.facts import Facts, ReadModel
 from app_server.threads.index import THREAD_ID, ThreadIndex
 from app_server.wire.connection import ClientConnection
 from mcp_runtime import ThreadArchive, safe_fs, utc_now
@@ -296,7 +296,7 @@ class ThreadRegistry:
         """One page of ``thread/list``, newest first, served from the index."""
         return await self.index.page(cursor, limit)
 
-    def read(self, thread_id: str | None, connection: ClientConnection) -> tuple[Thread, list[ResourceReadFact]]:
+    def read(self, thread_id: str | None, connection: ClientConnection) -> tuple[Thread, Facts]:
         thread = self.get(thread_id)
         self._bus.subscribe(thread.record.id, connection)
         return thread.record.view(), self.facts.facts(thread.record.id)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from app_server.process.logs import get_logger
+from app_server.wire.latest import LatestHeld, key_of
 from app_server.wire.transport import Transport
 from protocol.constants import MAX_OUTPUT_LINE_BYTES
 from protocol.encoding import compact, line, model_json
@@ -74,6 +75,8 @@ class ClientConnection:
         self.pending: dict[str, PendingServerRequest] = {}
         self.closed = False
         self.dropped_notifications = 0
+        self.latest = LatestHeld()
+        """The last dropped status of each (thread, server), owed to the client once it reads."""
         self.trace: Trace | None = None
 
     def send_raw(self, data: bytes, now: bool = False) -> None:
@@ -122,12 +125,22 @@ class ClientConnection:
         if len(params_json) > MAX_OUTPUT_LINE_BYTES - len(method) - 64:
             log.warning("notification_too_large", connection=self.label, method=method, size=len(params_json))
             return
+        data = b'{"jsonrpc":"2.0","method":"%s","params":%s}\n' % (method.encode(), params_json)
+        key = key_of(method, params_json)
         if self.backlog() + len(params_json) > limit:
             if not self.dropped_notifications:
                 log.warning("notifications_dropped", connection=self.label, method=method, backlog=self.backlog())
             self.dropped_notifications += 1
+            if key is not None:
+                self.latest.hold(key, data)  # sent once the client reads again
             return
-        self.send_raw(b'{"jsonrpc":"2.0","method":"%s","params":%s}\n' % (method.encode(), params_json))
+        if key is not None:
+            self.latest.sent(key)
+        self.send_raw(data)
+
+    async def resend_latest(self) -> None:
+        """For the connection's life: the held statuses go out once the client has read what was waiting."""
+        await self.latest.resend(self.transport.drain, self.send_raw)
 
     def notify(self, method: str, params: BaseModel) -> None:
         self.notify_encoded(method, model_json(params))

@@ -12,6 +12,15 @@ from typing import Any, NamedTuple
 from protocol.constants import NAME, PROTOCOL_VERSION, VERSION
 from protocol.encoding import compact_stdlib
 
+_policy_summary: dict[str, Any] = {"source": None, "restricts": []}
+
+
+def describe_policy(summary: dict[str, Any]) -> None:
+    """The administrator's policy as ``initialize`` reports it (``PolicySummary``), set once by start-up."""
+    global _policy_summary
+    _policy_summary = summary
+
+
 _PARAMS_KEYS = frozenset({"clientInfo", "capabilities"})
 _CLIENT_KEYS = frozenset({"name", "version", "title"})
 
@@ -54,7 +63,9 @@ def quick_params(params: Any) -> Client | None:
     return name, version, frozenset(opt_outs), apps is not None
 
 
-def initialize_line(request_id: int | str, client: tuple[str, str], data_dir: str) -> bytes:
+def initialize_line(
+    request_id: int | str, client: tuple[str, str], data_dir: str, secret_store: dict[str, str]
+) -> bytes:
     """The response line: ``InitializeResult`` in its field order, as compact JSON."""
     from protocol.catalog import METHODS, NOTIFICATIONS
 
@@ -65,6 +76,8 @@ def initialize_line(request_id: int | str, client: tuple[str, str], data_dir: st
         "dataDir": data_dir,
         "methods": sorted(m for m in METHODS if m != "initialize"),
         "notifications": sorted(NOTIFICATIONS),
+        "policy": _policy_summary,
+        "secretStore": secret_store,
     }
     body = compact_stdlib(result)  # the start-up reader answers before orjson loads; the bytes are the same
     return b'{"jsonrpc":"2.0","id":' + compact_stdlib(request_id) + b',"result":' + body + b"}\n"

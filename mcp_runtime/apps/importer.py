@@ -14,6 +14,7 @@ from mcp_runtime.apps.common import AppSpec
 from mcp_runtime.apps.documents import parse_entries
 from mcp_runtime.apps.files import UnparsableFile, read_text
 from mcp_runtime.apps.registry import APPS, resolve_path
+from mcp_runtime.config.admin_policy import admin_policy
 from mcp_runtime.config.edits import normalized
 from mcp_runtime.config.policy import policy
 from mcp_runtime.config.rules import parse_server_config
@@ -85,6 +86,7 @@ def _plan_entry(
     try:
         config = parse_server_config(name, spec.read_entry(raw, notes))
         policy().check_transport(config, name)
+        admin_policy().check(name, config, "import")
     except AppError as exc:
         plan.skipped.append(SkippedEntry(name=label, reason=exc.reason))
         plan.warnings.append(f"{label}: skipped: {exc.message}")

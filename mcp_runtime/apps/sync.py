@@ -21,6 +21,8 @@ from mcp_runtime.apps.files import UnparsableFile, atomic_write, backup, file_mo
 from mcp_runtime.apps.registry import APPS, resolve_path
 from mcp_runtime.config.edits import to_wire
 from mcp_runtime.config.rules import parse_server_config
+from mcp_runtime.secrets.configs import reveal
+from mcp_runtime.secrets.store import secret_store
 from protocol.config import AppName, McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import ErrorInfo, SyncAppResult
@@ -79,6 +81,7 @@ def sync_app(
     """
     spec = APPS[app]
     notes: list[str] = []
+    servers = {name: reveal(secret_store(), name, config) for name, config in servers.items()}  # the app needs values
     target = resolve_path(spec, path, home, env)
     result = SyncAppResult(app=app, path=str(target), servers=[], changed=False)
     desired = _desired(spec, servers, notes)

@@ -8,7 +8,8 @@
 * Title: ``title``, else ``annotations["title"]``; tags: ``_meta["tags"]`` and ``annotations["tags"]``.
 * MCP Apps: ``_meta.ui`` (``resourceUri``, ``visibility``), or the older ``_meta["ui/resourceUri"]``, is the
   view's ``ui``. A model's lists never hold a tool whose visibility lacks ``model``; unknown visibility entries
-  are dropped, and a visibility left empty is no one's (fail closed).
+  are dropped, a lone string is a list of one, and a visibility left empty or of another type is no one's (fail
+  closed).
 The caller restriction and tags live in private attributes of :class:`CatalogView`: they never reach the wire,
 so keep the view instances (a view rebuilt from JSON has no restriction left).
 """
@@ -74,13 +75,21 @@ def _ui(meta: dict[str, Any]) -> ToolUi | None:
     ui = meta.get(UI_META)
     if isinstance(ui, dict):
         uri = ui.get("resourceUri")
-        visibility = _strings(ui.get("visibility"))
-        allowed: list[Visibility] = [v for v in BOTH if v in visibility] if visibility is not None else list(BOTH)
+        allowed = _visibility(ui.get("visibility"))
         return ToolUi(resource_uri=uri if isinstance(uri, str) else None, visibility=allowed)
     legacy = meta.get(LEGACY_UI_META)
     if isinstance(legacy, str):
         return ToolUi(resource_uri=legacy, visibility=list(BOTH))
     return None
+
+
+def _visibility(value: Any) -> list[Visibility]:
+    """Absent (or null): both. One string is the one entry it names (``"app"`` is ``["app"]``); a list keeps its
+    known entries; anything else names no one (fail closed, never open)."""
+    if value is None:
+        return list(BOTH)
+    named = (value,) if isinstance(value, str) else _strings(value) or ()
+    return [v for v in BOTH if v in named]
 
 
 def visibility(view: ToolView) -> tuple[Visibility, ...]:

@@ -6,6 +6,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcp_runtime.config.rules import CONFIG_ADAPTER, parse_server_config
+from mcp_runtime.secrets.configs import secret_fields, with_values
 from protocol.config import McpServerConfig, as_written
 from protocol.jsonrpc import AppError
 
@@ -26,11 +27,18 @@ def normalized(config: McpServerConfig) -> dict[str, Any]:
 
 
 def redacted(config: McpServerConfig) -> dict[str, Any]:
-    """The stored form with env and header values replaced by ``***``."""
+    """The stored form with env and header values, and OAuth secrets given as values, replaced by ``***``."""
     data = to_wire(config)
     for field in ("env", "headers"):
         if data.get(field):
             data[field] = dict.fromkeys(data[field], REDACTED)
+    oauth = data.get("oauth")
+    if isinstance(oauth, dict):
+        for key in ("clientSecret", "privateKey"):
+            if key in oauth:
+                oauth[key] = REDACTED
+        if isinstance(oauth.get("idp"), dict) and "clientSecret" in oauth["idp"]:
+            oauth["idp"]["clientSecret"] = REDACTED
     return data
 
 
@@ -48,42 +56,36 @@ def destination(config: McpServerConfig) -> tuple[Any, ...]:
     return ("http", url.scheme.lower(), (url.hostname or "").lower(), port, url.path)
 
 
-def _moved(field: str, key: str, config: McpServerConfig, at: str) -> AppError:
+def _moved(field: str, config: McpServerConfig, at: str) -> AppError:
     what = "command or args" if config.type == "stdio" else "url"
-    path = f"{at}.{field}.{key}"
+    path = f"{at}.{field}"
     message = f"keeps a stored value but the server's {what} changed: send the value again"
     return AppError("redactedValue", f"{path} {message}", path=path, errors=[{"path": path, "message": message}])
 
 
 def restore_redacted(config: McpServerConfig, stored: McpServerConfig | None, *, at: str = "config") -> McpServerConfig:
-    """Lossless editing: each ``***`` keeps the stored value at the same env key or header name.
+    """Lossless editing: each ``***`` keeps the stored value at the same env key, header name or OAuth secret.
 
     A ``***`` where nothing is stored is ``redactedValue`` (it would otherwise become the value), and so is one
     whose server now points elsewhere: a kept secret never follows a server to a new destination.
     """
-    updates: dict[str, dict[str, str]] = {}
-    for field in ("env", "headers"):
-        values: dict[str, str] = getattr(config, field, None) or {}
-        if REDACTED not in values.values():
+    kept = secret_fields(stored)
+    restored: dict[str, str] = {}
+    for field, value in secret_fields(config).items():
+        if value != REDACTED:
             continue
-        kept: dict[str, str] = getattr(stored, field, None) or {}
-        restored = dict(values)
-        for key, value in values.items():
-            if value != REDACTED:
-                continue
-            if key not in kept:
-                path = f"{at}.{field}.{key}"
-                raise AppError(
-                    "redactedValue",
-                    f'{path} is "***" but no value is stored there: send the real value',
-                    path=path,
-                    errors=[{"path": path, "message": 'is "***" but no value is stored there'}],
-                )
-            if stored is not None and destination(config) != destination(stored):
-                raise _moved(field, key, config, at)
-            restored[key] = kept[key]
-        updates[field] = restored
-    return config.model_copy(update=updates) if updates else config
+        if field not in kept:
+            path = f"{at}.{field}"
+            raise AppError(
+                "redactedValue",
+                f'{path} is "***" but no value is stored there: send the real value',
+                path=path,
+                errors=[{"path": path, "message": 'is "***" but no value is stored there'}],
+            )
+        if stored is not None and destination(config) != destination(stored):
+            raise _moved(field, config, at)
+        restored[field] = kept[field]
+    return with_values(config, restored)
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -106,10 +108,23 @@ def patched(name: str, stored: McpServerConfig, patch: dict[str, Any]) -> McpSer
     """
     config = parse_server_config(name, merge_patch(to_wire(stored), patch))
     if config.type == stored.type and destination(config) != destination(stored):
-        for field in ("env", "headers"):
-            sent = patch.get(field)
-            given = {k for k, v in sent.items() if v != REDACTED} if isinstance(sent, dict) else set()
-            for key in getattr(config, field, None) or {}:
-                if key not in given and key in (getattr(stored, field, None) or {}):
-                    raise _moved(field, key, config, "config")
+        given = {field for field, value in _sent_secrets(patch).items() if value != REDACTED}
+        kept = secret_fields(stored)
+        for field in secret_fields(config):
+            if field not in given and field in kept:
+                raise _moved(field, config, "config")
     return restore_redacted(config, stored)
+
+
+def _sent_secrets(patch: dict[str, Any]) -> dict[str, Any]:
+    """The secret fields a merge patch sets, by path (``env.K``, ``headers.H``, ``oauth.clientSecret``...)."""
+    sent: dict[str, Any] = {}
+    for field in ("env", "headers"):
+        if isinstance(patch.get(field), dict):
+            sent.update({f"{field}.{key}": value for key, value in patch[field].items()})
+    oauth = patch.get("oauth")
+    if isinstance(oauth, dict):
+        sent.update({f"oauth.{key}": oauth[key] for key in ("clientSecret", "privateKey") if key in oauth})
+        if isinstance(oauth.get("idp"), dict) and "clientSecret" in oauth["idp"]:
+            sent["oauth.idp.clientSecret"] = oauth["idp"]["clientSecret"]
+    return sent

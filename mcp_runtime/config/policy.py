@@ -28,6 +28,37 @@ class ConfigPolicy:
     """Whether stdio commands are also looked up in the user's login-shell ``PATH`` (the command line's default)."""
     oauth_client_metadata_url: str | None = None
     """The client ID metadata document a login uses when its server's config names none."""
+    credential_dirs: tuple[tuple[str, str], ...] = ()
+    """The folders credential files may be read from (``--credential-dir``), each as given and resolved."""
+    allowed_env: tuple[str, ...] | None = None
+    """The daemon variables a config may name (``--allow-env``: names, or prefixes ending in ``*``); None: any."""
+
+    def env_allowed(self, variable: str) -> bool:
+        if self.allowed_env is None:
+            return True
+        return any(variable.startswith(rule[:-1]) if rule.endswith("*") else variable == rule
+                   for rule in self.allowed_env)
+
+    def check_env(self, variable: str, field: str) -> None:
+        """``unsafeEnv`` for a daemon variable outside ``--allow-env``."""
+        if not self.env_allowed(variable):
+            raise AppError(
+                "unsafeEnv", f"{field} names {variable}, which this deployment does not let configs read",
+                variable=variable,
+            )
+
+    def check_sources(self, config: McpServerConfig, name: str | None = None) -> None:
+        """Every daemon variable the config names (``envVars``, ``envHeaders``, ``bearerTokenEnvVar``, each
+        ``*EnvVar``) under ``--allow-env`` (``unsafeEnv``), every credential file under ``--credential-dir``
+        (``unsafePath``)."""
+        from mcp_runtime.config.sources import credential_files, credential_location, env_references
+
+        for field, variable in env_references(config):
+            self.check_env(variable, field)
+        for field, path in credential_files(config):
+            credential_location(path, field, self.credential_dirs)
+    registry_url: str | None = None
+    """``--registry-url``: the MCP Registry that registry search, get and install read (SPEC §15)."""
 
     def check_transport(self, config: McpServerConfig, name: str | None = None) -> None:
         if config.type not in self.transports:

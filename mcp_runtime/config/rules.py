@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import TypeAdapter, ValidationError
 
+from mcp_runtime.secrets.store import secret_store
 from protocol.config import HttpServerConfig, McpServerConfig, OAuthSettings, StdioServerConfig
 from protocol.jsonrpc import AppError, validation_errors
 from protocol.secrets import is_secret_name
@@ -107,7 +108,7 @@ def _check_http(config: HttpServerConfig) -> None:
         _check_header_name(name)
         if any(ch in value for ch in "\r\n\0"):
             raise AppError("invalidHeader", "header value contains CR, LF or NUL", header=name)
-        if is_sensitive_header(name):
+        if is_sensitive_header(name) and not _keychain():
             raise AppError(
                 "inlineSecret",
                 f"header {name} looks secret: use envHeaders or bearerTokenEnvVar instead of a literal",
@@ -132,15 +133,21 @@ def _check_http(config: HttpServerConfig) -> None:
         _check_oauth(config.oauth)
 
 
+def _keychain() -> bool:
+    """Literal secrets are accepted only where the OS keychain keeps them (SPEC §14), never in a plain file."""
+    return secret_store().kind == "keychain"
+
+
 MACHINE_GRANTS = frozenset({"clientCredentials", "identityAssertion", "jwtBearer"})
 """Grants without a user's browser login: a token is fetched when connecting, from ``expectedIssuer`` only."""
 
 
 def _check_oauth(oauth: OAuthSettings) -> None:
-    """Secrets only by environment reference (or a file the host keeps); each grant names what it needs."""
-    if oauth.client_secret is not None:
+    """Secrets by environment reference (or a file the host keeps), or as values kept in the OS keychain; each grant
+    names what it needs."""
+    if oauth.client_secret is not None and not _keychain():
         raise AppError("inlineSecret", "oauth.clientSecret must not be inline: use oauth.clientSecretEnvVar")
-    if oauth.private_key is not None:
+    if oauth.private_key is not None and not _keychain():
         raise AppError("inlineSecret", "oauth.privateKey must not be inline: use oauth.privateKeyEnvVar")
     if oauth.idp is not None and oauth.idp.client_secret is not None:
         raise AppError("inlineSecret", "oauth.idp.clientSecret must not be inline: use oauth.idp.clientSecretEnvVar")
@@ -156,11 +163,19 @@ def _check_oauth(oauth: OAuthSettings) -> None:
         _check_env_name(oauth.client_secret_env_var, "config.oauth.clientSecretEnvVar")
         if oauth.client_id is None:
             _oauth_missing("clientId", "oauth.clientSecretEnvVar needs oauth.clientId")
+    if oauth.client_secret is not None:
+        if oauth.client_secret_env_var is not None:
+            _oauth_only("clientSecret", "a client without clientSecretEnvVar (one place for the secret)")
+        if oauth.client_id is None:
+            _oauth_missing("clientId", "oauth.clientSecret needs oauth.clientId")
+    if oauth.private_key is not None and oauth.private_key_env_var is not None:
+        _oauth_only("privateKey", "a client without privateKeyEnvVar (one place for the key)")
     if oauth.private_key_env_var is not None:
         _check_env_name(oauth.private_key_env_var, "config.oauth.privateKeyEnvVar")
+    if oauth.private_key_env_var is not None or oauth.private_key is not None:
         if oauth.grant != "clientCredentials":
             _oauth_only("privateKeyEnvVar", "grant clientCredentials")
-        if oauth.client_secret_env_var is not None:
+        if oauth.client_secret_env_var is not None or oauth.client_secret is not None:
             _oauth_only("privateKeyEnvVar", "a client without clientSecretEnvVar (one way to authenticate)")
     elif oauth.signing_algorithm is not None:
         _oauth_only("signingAlgorithm", "privateKeyEnvVar")
@@ -176,7 +191,8 @@ def _check_oauth(oauth: OAuthSettings) -> None:
     if oauth.grant == "clientCredentials":
         if oauth.client_id is None:
             _oauth_missing("clientId", "the clientCredentials grant needs oauth.clientId")
-        if oauth.client_secret_env_var is None and oauth.private_key_env_var is None:
+        secrets = (oauth.client_secret_env_var, oauth.private_key_env_var, oauth.client_secret, oauth.private_key)
+        if all(secret is None for secret in secrets):
             _oauth_missing(
                 "clientSecretEnvVar", "the clientCredentials grant needs oauth.clientSecretEnvVar or privateKeyEnvVar"
             )
@@ -192,7 +208,7 @@ def _check_identity_assertion(oauth: OAuthSettings) -> None:
         return
     for field_name, value in (
         ("clientId", oauth.client_id),
-        ("clientSecretEnvVar", oauth.client_secret_env_var),
+        ("clientSecretEnvVar", oauth.client_secret_env_var or oauth.client_secret),
         ("idp", oauth.idp),
     ):
         if value is None:
@@ -213,7 +229,7 @@ def _check_jwt_bearer(oauth: OAuthSettings) -> None:
             if value is not None:
                 _oauth_only(field_name, "grant jwtBearer")
         return
-    if oauth.client_secret_env_var is not None:
+    if oauth.client_secret_env_var is not None or oauth.client_secret is not None:
         _oauth_only("clientSecretEnvVar", "a client that authenticates (jwtBearer sends no client authentication)")
     _check_one_source(oauth.assertion_file, oauth.assertion_env_var, "assertionFile", "assertionEnvVar")
 

@@ -13,17 +13,16 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import anyio
 import httpx2
 from mcp.shared.auth import JWT_BEARER_GRANT_TYPE
 
+from mcp_runtime.oauth.credential_files import check_jwt_shape, read_credential_file
 from protocol.config import IdentityProviderSettings
 from protocol.jsonrpc import AppError
 
 TOKEN_EXCHANGE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
 ID_JAG_TYPE = "urn:ietf:params:oauth:token-type:id-jag"
-MAX_CREDENTIAL_BYTES = 64 * 1024
 _FORM = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
 
 
@@ -49,25 +48,10 @@ class HeldCredential:
         self._env = os.environ if env is None else env
         self._refused: set[str] = set()
 
-    def _read_file(self, path: str) -> str:
-        try:
-            with open(path, "rb") as file:
-                raw = file.read(MAX_CREDENTIAL_BYTES + 1)
-        except FileNotFoundError:
-            raise self._unavailable(f"{self.field} names a file that does not exist") from None
-        except OSError:
-            raise self._unavailable(f"{self.field} names a file that cannot be read") from None
-        if len(raw) > MAX_CREDENTIAL_BYTES:
-            raise self._unavailable(f"{self.field} is larger than {MAX_CREDENTIAL_BYTES} bytes")
-        try:
-            return raw.decode("ascii").strip()
-        except UnicodeDecodeError:
-            raise self._unavailable(f"{self.field} does not hold a token (not ASCII)") from None
-
     async def read(self) -> str:
         """The current value (the file read now, off the event loop); the typed error when there is none."""
         if self.path is not None:
-            value = await anyio.to_thread.run_sync(self._read_file, self.path)
+            value = await read_credential_file(self.path, self.field, self._unavailable)
         else:
             assert self.variable is not None
             value = self._env.get(self.variable, "").strip()
@@ -79,6 +63,7 @@ class HeldCredential:
                 )
         if not value:
             raise self._unavailable(f"{self.field} is empty")
+        check_jwt_shape(value, self.field, self._unavailable)
         return value
 
     @staticmethod

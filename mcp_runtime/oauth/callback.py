@@ -31,7 +31,8 @@ _MAX_HEAD_BYTES = 8 * 1024
 _READ_TIMEOUT_S = 3.0
 """A browser sends its request as soon as it connects: a connection silent this long is not one."""
 _MAX_CONNECTIONS = 16
-"""Connections served at once per port; more are closed as soon as they are accepted."""
+"""Connections served at once per port; past it a new one takes the place of the oldest that has not sent its
+request yet (a browser sends it as it connects), so idle connections never keep the real redirect out."""
 _ACCEPT_PAUSE_S = 0.1
 """After a failed accept (no descriptor free), the pause before the next try."""
 _GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
@@ -85,6 +86,8 @@ class _Listener:
         self.scope = anyio.CancelScope()
         self.closed = anyio.Event()
         self._open = 0
+        self._silent: dict[object, anyio.CancelScope] = {}
+        """The connections still waiting for their request head, oldest first: the first to give way."""
 
     async def serve(self) -> None:
         """Accept until cancelled, then close the socket (here, so no accept is left waiting on a closed one)."""
@@ -111,8 +114,10 @@ class _Listener:
                 continue
             failing = False
             if self._open >= _MAX_CONNECTIONS:
-                await stream.aclose()
-                continue
+                if not self._silent:
+                    await stream.aclose()  # every one is being answered: they end at once
+                    continue
+                self._silent.pop(next(iter(self._silent))).cancel()  # the oldest silent one gives way
             self._open += 1
             connections.start_soon(self._handle, stream)
 
@@ -124,11 +129,19 @@ class _Listener:
             self._open -= 1
 
     async def _answer(self, stream: anyio.abc.SocketStream) -> None:
+        key = object()
+        head = None
         try:
-            with anyio.fail_after(_READ_TIMEOUT_S):
-                head = await BufferedByteReceiveStream(stream).receive_until(b"\r\n\r\n", _MAX_HEAD_BYTES)
+            with anyio.CancelScope() as silent:
+                self._silent[key] = silent
+                with anyio.fail_after(_READ_TIMEOUT_S):
+                    head = await BufferedByteReceiveStream(stream).receive_until(b"\r\n\r\n", _MAX_HEAD_BYTES)
         except (TimeoutError, anyio.IncompleteRead, anyio.DelimiterNotFound, anyio.EndOfStream, *_GONE):
             return
+        finally:
+            self._silent.pop(key, None)
+        if head is None:
+            return  # it gave way to a newer connection
         status, title = self._route(head)
         body = _PAGE.format(title=title).encode()
         response = (

@@ -2,7 +2,8 @@
 
 Entries are keyed by server name *and* exact URL, so a config pointing elsewhere never gets the old token; a
 file that does not parse is never overwritten, since the tokens in it may still be recoverable. Free of the
-MCP SDK, so status rows can read it cheaply.
+MCP SDK, so status rows can read it cheaply. With the OS keychain (SPEC §14) an entry's secrets (tokens,
+registration, DPoP key) are one keychain item, written before the file names it (``secrets``, ``holds``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from mcp_runtime.secrets.store import secret_store
 from mcp_runtime.storage.clock import utc_now
 from mcp_runtime.storage.safe_fs import FILE_MODE
 from mcp_runtime.storage.store import write_atomic
@@ -34,6 +36,51 @@ challenge, for step-up), ``dpopKey`` (the PEM private key of the server's DPoP p
 the environment)."""
 BINDING_FIELDS = ("dpopKey", "tokenType")
 """What is written together with the tokens, since the tokens are bound to it."""
+SECRET_FIELDS = ("tokens", "clientInfo", "dpopKey")
+"""What the secret store keeps for an entry, as one item (so tokens and the key they are bound to change together)."""
+_REFERENCE, _HOLDS = "secrets", "holds"
+
+
+def _field(url: str) -> str:
+    """The entry's name in the secret store: it is about one server's login at one URL."""
+    return f"oauth {url}"
+
+
+def _revealed(name: str, url: str, entry: Entry) -> Entry:
+    """The entry with its secrets, wherever they are kept (``secretStoreLocked``; an item gone means no login)."""
+    recorded = entry.get(_REFERENCE)
+    if not isinstance(recorded, str):
+        return entry
+    plain = {k: v for k, v in entry.items() if k not in (_REFERENCE, _HOLDS)}
+    try:
+        secrets = json.loads(secret_store().reveal(name, _field(url), recorded))
+    except AppError as exc:
+        if exc.reason != "missingSecret":
+            raise
+        return plain  # removed behind the daemon's back: the server needs a login again
+    return {**plain, **secrets} if isinstance(secrets, dict) else plain
+
+
+def _sealed(name: str, url: str, entry: Entry) -> Entry:
+    """The entry as the file records it: its secrets kept first (a fresh item with the keychain)."""
+    secrets = {k: entry[k] for k in SECRET_FIELDS if k in entry}
+    plain = {k: v for k, v in entry.items() if k not in (*SECRET_FIELDS, _REFERENCE, _HOLDS)}
+    if not secrets:
+        return plain
+    value = json.dumps(secrets, sort_keys=True)
+    recorded = secret_store().keep(name, _field(url), value)
+    if recorded == value:
+        return {**plain, **secrets}
+    return {**plain, _REFERENCE: recorded, _HOLDS: sorted(secrets)}
+
+
+def _forget(name: str, url: str, entry: Entry | None) -> None:
+    recorded = (entry or {}).get(_REFERENCE)
+    if isinstance(recorded, str):
+        try:
+            secret_store().forget(name, _field(url), recorded)
+        except AppError:
+            return  # left behind: an item nothing names, never a value in use
 
 
 def entry_key(name: str, url: str) -> str:
@@ -64,15 +111,24 @@ class CredentialStore:
             raise ValueError(f"{self.path.name} entries are not objects")
         return entries
 
-    def get(self, name: str, url: str) -> Entry | None:
-        """The entry for exactly (name, url); None when absent or when the file is unreadable."""
+    def _recorded(self, name: str, url: str) -> Entry | None:
+        """The entry as the file records it (secrets possibly by reference)."""
         try:
             return self._read().get(entry_key(name, url))
         except (OSError, ValueError):
             return None
 
+    def get(self, name: str, url: str) -> Entry | None:
+        """The entry for exactly (name, url) with its secrets; None when absent or when the file is unreadable.
+        Blocks on the keychain (``secretStoreLocked``)."""
+        entry = self._recorded(name, url)
+        return _revealed(name, url, entry) if entry is not None else None
+
     def has_tokens(self, name: str, url: str) -> bool:
-        entry = self.get(name, url)
+        """From the file alone: status rows never wait on the keychain."""
+        entry = self._recorded(name, url)
+        if entry is not None and "tokens" in (entry.get(_HOLDS) or []):
+            return True
         return bool(entry and isinstance(entry.get("tokens"), dict) and entry["tokens"].get("access_token"))
 
     def update(self, name: str, url: str, change: Callable[[Entry], Entry | None]) -> None:
@@ -88,18 +144,38 @@ class CredentialStore:
                         f"{self.path} cannot be read; it is left untouched until fixed",
                         path=str(self.path),
                     ) from exc
-                updated = change(dict(entries.get(key, {})))
+                before, written = entries.get(key), None
+                updated = change(dict(_revealed(name, url, before) if before is not None else {}))
                 if updated is None:
                     if key not in entries:
                         return
                     entries.pop(key)
                 else:
-                    entries[key] = {**updated, "updatedAt": utc_now()}
+                    written = entries[key] = {**_sealed(name, url, updated), "updatedAt": utc_now()}
                 document = {"version": CREDENTIALS_VERSION, "entries": entries}
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(self.path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode(), 0o600)
+                try:
+                    write_atomic(self.path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode(), 0o600)
+                except BaseException:
+                    _forget(name, url, written)  # the file does not name it
+                    raise
+                if before is not None and before.get(_REFERENCE) != entries.get(key, {}).get(_REFERENCE):
+                    _forget(name, url, before)
         except Timeout as exc:
             raise AppError("serverBusy", "the credential store is locked by another writer; retry") from exc
+
+    def in_files(self, fields: tuple[str, ...]) -> list[tuple[str, str]]:
+        """(name, url) of every entry whose file still holds one of ``fields`` itself (to move into the keychain)."""
+        try:
+            entries = self._read()
+        except (OSError, ValueError):
+            return []
+        found = []
+        for key, entry in entries.items():
+            if any(field in entry for field in fields):
+                name, _, url = key.partition(" ")
+                found.append((name, url))
+        return found
 
     def record_challenge(self, name: str, url: str, scopes: list[str]) -> None:
         """Keep the scopes of the last ``insufficient_scope`` challenge of a logged-in (name, url)."""
@@ -136,6 +212,9 @@ class CredentialStore:
                 if len(kept) != len(entries):
                     document = {"version": CREDENTIALS_VERSION, "entries": kept}
                     write_atomic(self.path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode(), 0o600)
+                for key, entry in entries.items():
+                    if key not in kept:
+                        _forget(name, key[len(prefix) :], entry)
         except Timeout as exc:
             raise AppError("serverBusy", "the credential store is locked by another writer; retry") from exc
 

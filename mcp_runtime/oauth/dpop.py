@@ -17,16 +17,15 @@ import re
 import secrets
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx2
-import jwt
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from jwt.algorithms import ECAlgorithm
 
 from mcp_runtime.oauth.policy import origin_of
 from protocol.jsonrpc import AppError
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric import ec
 
 ALGORITHM = "ES256"
 PROOF_TYPE = "dpop+jwt"
@@ -50,11 +49,17 @@ class DPoPKey:
     """One server + URL's ES256 key pair; only its public half ever leaves the daemon (in a proof's ``jwk``)."""
 
     def __init__(self, private_key: ec.EllipticCurvePrivateKey) -> None:
+        """jwt and cryptography load with the first key: a daemon that never proves a request never imports them
+        (they sat on the path of every server start)."""
+        from jwt.algorithms import ECAlgorithm
+
         self._private = private_key
         self.jwk: dict[str, Any] = dict(ECAlgorithm.to_jwk(private_key.public_key(), as_dict=True))
 
     @classmethod
     def generate(cls) -> DPoPKey:
+        from cryptography.hazmat.primitives.asymmetric import ec
+
         return cls(ec.generate_private_key(ec.SECP256R1()))
 
     @classmethod
@@ -62,6 +67,9 @@ class DPoPKey:
         """The stored key, or None when what is stored is not an unencrypted P-256 private key."""
         if not isinstance(pem, str):
             return None
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+
         try:
             key = serialization.load_pem_private_key(pem.encode(), password=None)
         except (ValueError, TypeError):
@@ -71,6 +79,8 @@ class DPoPKey:
         return cls(key)
 
     def pem(self) -> str:
+        from cryptography.hazmat.primitives import serialization
+
         return self._private.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         ).decode()
@@ -93,6 +103,8 @@ class DPoPKey:
             claims["ath"] = access_token_hash(access_token)
         if nonce is not None:
             claims["nonce"] = nonce
+        import jwt
+
         return jwt.encode(claims, self._private, algorithm=ALGORITHM, headers={"typ": PROOF_TYPE, "jwk": self.jwk})
 
 

@@ -32,6 +32,7 @@ from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_serv
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
 from mcp_runtime import _sdk_compat
+from mcp_runtime.config.policy import policy
 from mcp_runtime.oauth.credentials import CredentialStore, StoredTokenStorage
 from mcp_runtime.oauth.dpop import DPoP, send_token_request
 from mcp_runtime.oauth.policy import OriginPolicy, sdk_failure
@@ -47,6 +48,7 @@ authorization server): each connection's session ends with that typed error."""
 
 def env_value(variable: str, field_name: str, env: Mapping[str, str]) -> str:
     """A secret the config names by variable; ``missingEnvVar`` when the variable is unset or empty."""
+    policy().check_env(variable, f"oauth.{field_name}")
     value = env.get(variable)
     if not value:
         raise AppError(
@@ -56,9 +58,12 @@ def env_value(variable: str, field_name: str, env: Mapping[str, str]) -> str:
 
 
 def client_secret(settings: OAuthSettings | None, env: Mapping[str, str]) -> str | None:
-    """The client's secret (or PEM private key) from the environment; ``missingEnvVar`` when the variable is unset."""
+    """The client's secret (or PEM private key): the value the OS keychain keeps (``settings`` revealed, SPEC §14),
+    else from the environment (``missingEnvVar`` when the variable is unset)."""
     if settings is None:
         return None
+    if settings.client_secret is not None or settings.private_key is not None:
+        return settings.client_secret or settings.private_key
     for variable, field_name in (
         (settings.client_secret_env_var, "clientSecretEnvVar"),
         (settings.private_key_env_var, "privateKeyEnvVar"),

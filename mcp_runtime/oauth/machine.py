@@ -58,7 +58,7 @@ def _signing_key(settings: OAuthSettings, pem: str) -> str:
     if not isinstance(key, expected):
         raise AppError(
             "oauthFailed",
-            f"{settings.private_key_env_var} (oauth.privateKeyEnvVar) does not hold an unencrypted PEM "
+            f"{settings.private_key_env_var or 'the kept value'} (oauth.privateKey) does not hold an unencrypted PEM "
             f"{_KEY_TYPES[algorithm]} private key for {algorithm}",
             step="token",
         )

@@ -79,7 +79,8 @@ def shared_auth(
     grant = settings.grant if settings is not None else None
     if settings is not None and grant == "clientCredentials":
         assert secret is not None
-        machine = KeyMachineOAuth if settings.private_key_env_var is not None else MachineOAuth
+        keyed = settings.private_key_env_var is not None or settings.private_key is not None
+        machine = KeyMachineOAuth if keyed else MachineOAuth
         provider = machine(name, url, store, settings, timeout_s, secret)
     elif settings is not None and grant == "identityAssertion":
         assert secret is not None

@@ -26,6 +26,7 @@ from mcp_runtime.owners.auth import auth_status, connection_auth, watch_login
 from mcp_runtime.owners.completion import complete
 from mcp_runtime.owners.preview import UI_SCHEME, preview_content, typed_contents, view_too_large
 from mcp_runtime.owners.status import CredentialsStamp, Detail, RowKey, StatusCache
+from mcp_runtime.secrets.configs import revealed
 from mcp_runtime.session.slot import ElicitationHandler, SessionSlot, SlotLost
 from mcp_runtime.session.state import error_info, server_status
 from mcp_runtime.tasks import Spawner
@@ -148,7 +149,7 @@ class SlotOwner(ABC):
         await load_sdk()
         self._publish(name, "starting")
         try:
-            auth = connection_auth(name, config, self._data_dir)
+            auth = connection_auth(name, await revealed(name, config, "oauth."), self._data_dir)
         except AppError as exc:
             self._publish(name, "failed", exc)
             raise

@@ -8,12 +8,22 @@ import anyio
 from mcp_runtime._sdk_compat import load_sdk
 
 
-def _import_owners() -> None:
-    import mcp_runtime.owners.management
-    import mcp_runtime.owners.thread  # noqa: F401
+def _import_management() -> None:
+    import mcp_runtime.owners.management  # noqa: F401
 
 
 async def load_owners() -> None:
-    """Both owners' modules and the SDK's client side; at once when they are loaded already."""
-    await anyio.to_thread.run_sync(_import_owners)
+    """What autostart's sessions need, in the order they need it: the SDK's client side, then the management owner
+    (a thread's owner is not on that path: it loads with the handlers, after autostart's sessions have begun); at
+    once when they are loaded already."""
     await load_sdk()
+    await anyio.to_thread.run_sync(_import_management)
+
+
+def _import_thread_owner() -> None:
+    import mcp_runtime.owners.thread  # noqa: F401
+
+
+async def load_thread_owner() -> None:
+    """A thread's owner, off the loop (so a first ``thread/start`` does not import it on the loop)."""
+    await anyio.to_thread.run_sync(_import_thread_owner)

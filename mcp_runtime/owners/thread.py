@@ -89,6 +89,7 @@ class McpThreadRuntime(SlotOwner):
     def _spawn(self, name: str, server: ThreadServer) -> None:
         server.ready = anyio.Event()
         server.error = None
+        server.waking = server.asleep or bool(server.wake_failures)
         server.asleep = False
         server.task = self._spawner.spawn(self._connect, name, server, name=f"thread-mcp:{name}")
 
@@ -117,6 +118,7 @@ class McpThreadRuntime(SlotOwner):
                 announce_changes(self._sink, name, self.thread_id, kept, slot.state)
                 self._watch_quiet(name, server)
         finally:
+            server.woke(server.error)
             server.ready.set()
 
     # ------------------------------------------------------------------ sleep
@@ -207,7 +209,7 @@ class McpThreadRuntime(SlotOwner):
         if self._closed:
             raise AppError("threadArchived", f"thread {self.thread_id} is archived")
         server = self._server(name)
-        if server.task is None or server.asleep:
+        if server.task is None or server.asleep or server.wake_again():
             self._spawn(name, server)  # woken: starting → ready again, with the thread's id
         slot = server.slot
         if server.ready.is_set() and slot is not None and slot.connected:

@@ -21,6 +21,9 @@ from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 
 log = structlog.get_logger("mcp_runtime.thread")
+WAKE_RETRY_S = 0.5
+"""The pause after a first failed wake; it doubles with each failure in a row, up to ``WAKE_RETRY_MAX_S``."""
+WAKE_RETRY_MAX_S = 30.0
 
 
 @dataclass(eq=False)
@@ -38,6 +41,26 @@ class ThreadServer:
     sleeper: TaskHandle | None = None
     asleep: bool = False
     """Closed for quiet: ``slot`` is the closed slot, kept for its catalog."""
+    waking: bool = False
+    """The start under way wakes a sleeping server (or retries a wake that failed)."""
+    wake_failures: int = 0
+    retry_at: float = 0.0
+    """A wake that failed is tried again by the first request from this time on (``anyio.current_time``)."""
+
+    def woke(self, failure: AppError | None) -> None:
+        """A wake ended: a failure is treated like a lost session, tried again on demand after a growing pause."""
+        if not self.waking or (failure is not None and failure.reason == "cancelled"):
+            return
+        if failure is None:
+            self.wake_failures = 0
+            return
+        self.wake_failures += 1
+        self.retry_at = anyio.current_time() + min(WAKE_RETRY_MAX_S, WAKE_RETRY_S * 2 ** (self.wake_failures - 1))
+
+    def wake_again(self) -> bool:
+        """Whether a request should start the server again: its wake failed, and the pause since has passed."""
+        settled = self.ready.is_set() and (self.slot is None or not self.slot.connected)
+        return bool(self.wake_failures) and settled and anyio.current_time() >= self.retry_at
 
     @property
     def starting(self) -> bool:

@@ -26,7 +26,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -52,6 +52,8 @@ class ChildGroups:
         """What the watcher has not been told yet, one sign per group: a full pipe never drops a registration."""
         self._loop: AbstractEventLoop | None = None
         self._writing = False
+        self._once_told: dict[int, list[Callable[[], None]]] = {}
+        """What waits for the watcher to hear that a group ended: its leader's reaping (the number given up)."""
 
     def use_watcher(self, command: Sequence[str]) -> None:
         """Start ``command`` (the daemon's own executable in its watcher mode) before the first child group."""
@@ -71,6 +73,25 @@ class ChildGroups:
         if pgid in self._live:
             self._live.discard(pgid)
             self._tell(pgid, b"-")
+
+    def live(self) -> frozenset[int]:
+        return frozenset(self._live)
+
+    def watcher_pid(self) -> int | None:
+        return self._process.pid if self._process is not None and self._pipe is not None else None
+
+    def once_told(self, pgid: int, then: Callable[[], None]) -> None:
+        """Run ``then`` once the watcher knows ``pgid`` ended (at once when it was told, never knew of it, or none
+        runs): a number the watcher would still kill at the daemon's death is never given up before."""
+        if self._unsent.get(pgid) == b"-" and self._pipe is not None:
+            self._once_told.setdefault(pgid, []).append(then)
+        else:
+            then()
+
+    def _told(self, pgids: Iterable[int]) -> None:
+        for pgid in pgids:
+            for then in self._once_told.pop(pgid, []):
+                then()
 
     def kill_all(self) -> bool:
         """SIGKILL every live group (shutdown's last resort); True when one was still there to kill."""
@@ -107,6 +128,7 @@ class ChildGroups:
             for pgid, sign in batch:
                 if self._unsent.get(pgid) == sign:
                     del self._unsent[pgid]
+            self._told(pgid for pgid, sign in batch if sign == b"-" and pgid not in self._unsent)
         self._stop_waiting()
 
     def _wait_writable(self) -> None:
@@ -147,6 +169,7 @@ class ChildGroups:
         os.set_blocking(write_end, False)
         self._pipe, self._back, self._started_at = write_end, back_read, time.monotonic()
         self._unsent = dict.fromkeys(self._live, b"+")
+        self._told(list(self._once_told))  # a new watcher never hears of the groups that ended before it
         loop = _running_loop()
         if loop is not None:
             loop.add_reader(back_read, self._heard_back)
@@ -182,6 +205,7 @@ class ChildGroups:
                 with contextlib.suppress(OSError):
                     os.close(end)
         self._pipe = self._back = None
+        self._told(list(self._once_told))  # a dead watcher kills nothing: what waited on it may go on
         if self._process is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._process.wait(timeout=1)  # reaped: it is dead, its back channel said so

@@ -13,13 +13,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from mcp_runtime import _sdk_compat
+from mcp_runtime.session import early
 from mcp_runtime.session.errors import marked_reason
 from mcp_runtime.session.extensions import client_extensions
 from mcp_runtime.session.refresh import KINDS, fetch_catalog
 from mcp_runtime.session.state import ConnectionState, dump
 from mcp_runtime.session.stdio import StdioTransport
 from mcp_runtime.session.transport import StderrTail, build_transport
-from protocol.config import McpServerConfig
+from protocol.config import McpServerConfig, StdioServerConfig
 from protocol.constants import NAME, VERSION
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ def open_client(
     from mcp_types import Implementation
 
     mode = MODES[config.protocol]
-    transport = build_transport(config, env, tail, auth=auth)
+    claimed = early.claim(config, env, tail) if isinstance(config, StdioServerConfig) else None
+    transport = claimed or build_transport(config, env, tail, auth=auth)
     if isinstance(transport, StdioTransport):
         transport.graceful = graceful
     client_class = _sdk_compat.probe_bounded_client(marked_reason) if mode == "auto" else _sdk_compat.plain_client()

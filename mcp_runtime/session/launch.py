@@ -15,6 +15,7 @@ import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from mcp_runtime import _sdk_compat
 from protocol.config import StdioServerConfig
 from protocol.jsonrpc import AppError
 
@@ -32,10 +33,13 @@ class Launch:
 
 
 def safe_environment() -> dict[str, str]:
-    """The SDK's safe default set (``HOME LOGNAME PATH SHELL TERM USER``) from the daemon's environment."""
-    from mcp.client.stdio import get_default_environment
-
-    return get_default_environment()
+    """The SDK's safe default set (``HOME LOGNAME PATH SHELL TERM USER``) from the daemon's environment, as the
+    SDK's ``get_default_environment`` builds it (without importing the SDK: a child starts before it loads)."""
+    return {
+        name: value
+        for name in _sdk_compat.INHERITED_ENV_VARS
+        if (value := os.environ.get(name)) is not None and not value.startswith("()")
+    }
 
 
 def search_path(own: str, login: Iterable[str]) -> list[str]:

@@ -34,6 +34,9 @@ log = structlog.get_logger("mcp_runtime.catalog_refresh")
 
 REFRESH_DEBOUNCE_S = 0.05
 """Bursts of list_changed notifications collapse into one refresh."""
+ANNOUNCE_WINDOW_S = 0.25
+"""At most one refreshed catalog (and so one ``mcp:*_updated`` announcement to each client) per server in this
+window: a storm of ``list_changed`` costs clients a few announcements a second, the last state always among them."""
 REFRESH_PACE = 4.0
 """After a refresh that took ``t``, the next waits ``REFRESH_PACE * t`` (at most ``MAX_REFRESH_PAUSE_S``): a server
 announcing changes without end keeps its refreshes to a fifth of the time, whatever it sends."""
@@ -240,6 +243,7 @@ class CatalogRefresher:
         self._gate = gate
         self._dirty: set[str] = set()
         self._event = anyio.Event()
+        self._applied = float("-inf")
 
     def mark(self, kind: str) -> None:
         self._dirty.add(kind)
@@ -256,7 +260,7 @@ class CatalogRefresher:
         pause = REFRESH_DEBOUNCE_S
         while True:
             await self._event.wait()
-            await anyio.sleep(pause)
+            await anyio.sleep(max(pause, self._applied + ANNOUNCE_WINDOW_S - anyio.current_time()))
             await self._gate.idle()
             self._event = anyio.Event()
             kinds, self._dirty = self._dirty, set()
@@ -270,5 +274,6 @@ class CatalogRefresher:
                 log.warning("catalog_refresh_failed", server=self._server, error=type(exc).__name__)
             else:
                 apply(kinds, catalog)
+                self._applied = anyio.current_time()
             took = anyio.current_time() - began
             pause = max(REFRESH_DEBOUNCE_S, min(MAX_REFRESH_PAUSE_S, REFRESH_PACE * took))

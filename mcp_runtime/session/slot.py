@@ -17,6 +17,7 @@ import anyio
 import structlog
 
 from mcp_runtime.events import EventSink
+from mcp_runtime.secrets.configs import revealed
 from mcp_runtime.session import requests as _requests
 from mcp_runtime.session.connect import handshake, is_modern, open_client
 from mcp_runtime.session.errors import classify_session_failure, exit_description
@@ -182,8 +183,10 @@ class SessionSlot:
             scope.cancel()
         try:
             with scope:
+                config = await revealed(self.name, self.config)
+                self._tail = StderrTail(secret_values(config, self._env))
                 client, self._transport = open_client(
-                    self.config,
+                    config,
                     self._env,
                     self._tail,
                     auth=self._auth,

@@ -30,8 +30,17 @@ class ConnectionState:
     instructions: str | None = None
 
 
+_KEPT_DETAILS = ("detail", "command", "searched", "variable", "step", "path")
+"""The details of a failure a status row keeps (typed, and never a secret): what a host shows the user to fix."""
+
+
 def error_info(error: AppError) -> ErrorInfo:
-    return ErrorInfo(reason=error.reason, message=error.message)
+    kept = {key: error.details[key] for key in _KEPT_DETAILS if key in error.details}
+    try:
+        data = ErrorInfoData.model_validate(kept) if kept else None
+    except ValueError:
+        data = None  # a detail of another shape than the row publishes: the reason and message still say it
+    return ErrorInfo(reason=error.reason, message=error.message, data=data)
 
 
 def server_status(

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ import anyio
 
 from mcp_runtime.config.policy import policy
 from mcp_runtime.limits import MAX_MESSAGE_BYTES
-from mcp_runtime.platform import descriptors
+from mcp_runtime.platform import children, descriptors
 from mcp_runtime.platform.shell_path import LOGIN_PATH
 from mcp_runtime.platform.watcher import CHILD_GROUPS, parent_death_signal
 from mcp_runtime.session import launch
@@ -66,7 +67,10 @@ def _child_setup() -> dict[str, Any]:
     return {"preexec_fn": setup}
 
 
-async def _read_pipe(limit: int) -> tuple[asyncio.StreamReader, asyncio.ReadTransport, int]:
+_Pipe = tuple[asyncio.StreamReader, asyncio.ReadTransport, int]
+
+
+async def _read_pipe(limit: int) -> _Pipe:
     """A pipe from the child read straight by an asyncio stream: a subprocess transport's own pipe hands every
     chunk over through one more loop pass (``call_soon`` of ``pipe_data_received``) before a reader sees it,
     and a pipe of our own is ours to close, whoever else still holds its other end. Returns the reader, its
@@ -87,6 +91,16 @@ async def _read_pipe(limit: int) -> tuple[asyncio.StreamReader, asyncio.ReadTran
         os.close(child_end)
         raise
     return reader, transport, child_end
+
+
+async def _typed(pipe: Awaitable[_Pipe]) -> _Pipe:
+    """A pipe for the child, or the typed start failure (``tooManyOpenFiles`` when descriptors ran out)."""
+    try:
+        return await pipe
+    except OSError as exc:
+        if descriptors.is_shortage(exc):
+            raise descriptors.too_many_open_files() from exc
+        raise AppError("startupFailed", f"could not make a pipe for the server: {exc.strerror or exc}") from exc
 
 
 async def refresh_login_path() -> None:
@@ -114,6 +128,12 @@ async def _plan(config: StdioServerConfig, env: Mapping[str, str]) -> launch.Lau
     return launch.plan(config, env, sandbox, await LOGIN_PATH.fresh(os.environ))
 
 
+_Child = tuple[
+    children.Leader, asyncio.StreamReader, asyncio.StreamReader, asyncio.ReadTransport, asyncio.ReadTransport
+]
+"""A started child: the process, its stdout and stderr readers, and our ends of those pipes."""
+
+
 class StdioTransport:
     """One child process speaking newline-delimited JSON-RPC on stdin/stdout, in its own process group.
 
@@ -138,6 +158,7 @@ class StdioTransport:
         self.guard = UpstreamGuard()
         """Turns a malformed reply into an error for its call, and counts the lines it skips."""
         self._cm: AbstractAsyncContextManager[TransportStreams] | None = None
+        self._child: _Child | None = None
 
     async def __aenter__(self) -> TransportStreams:
         self._cm = self._open()
@@ -147,22 +168,20 @@ class StdioTransport:
         assert self._cm is not None
         return await self._cm.__aexit__(*exc)
 
-    async def _spawn(self, stdout: int, stderr: int) -> asyncio.subprocess.Process:
+    async def _spawn(self, stdout: int, stderr: int) -> children.Leader:
         """Start the child in its own session (so its group can be signalled whole), dying with the daemon."""
         config = self._config
         if sys.platform == "win32":
             raise AppError("unsupported", "stdio servers need POSIX process groups, which Windows does not have")
         started = await _plan(config, self._env)
         try:
-            return await asyncio.create_subprocess_exec(
+            return await children.spawn(
                 *started.argv,
                 executable=started.executable,
-                stdin=asyncio.subprocess.PIPE,
                 stdout=stdout,
                 stderr=stderr,
                 env=started.env,
                 cwd=config.cwd,
-                start_new_session=True,
                 **_child_setup(),
             )
         except FileNotFoundError as exc:
@@ -184,11 +203,14 @@ class StdioTransport:
                 raise descriptors.too_many_open_files() from exc
             raise AppError("startupFailed", f"could not start {started.executable}: {exc.strerror or exc}") from exc
 
-    @asynccontextmanager
-    async def _open(self) -> AsyncIterator[TransportStreams]:
-        stdout, stdout_pipe, stdout_end = await _read_pipe(STDOUT_CHUNK)
+    async def start(self) -> None:
+        """Start the child with stdout and stderr on pipes of our own: the spawn half of the transport, which needs
+        no SDK (``early`` runs it before the SDK is loaded); entering the transport attaches the session to it."""
+        if self._child is not None:
+            return
+        stdout, stdout_pipe, stdout_end = await _typed(_read_pipe(STDOUT_CHUNK))
         try:
-            stderr, stderr_pipe, stderr_end = await _read_pipe(STDERR_CHUNK)
+            stderr, stderr_pipe, stderr_end = await _typed(_read_pipe(STDERR_CHUNK))
         except BaseException:
             stdout_pipe.close()
             os.close(stdout_end)
@@ -202,9 +224,31 @@ class StdioTransport:
         finally:
             os.close(stdout_end)
             os.close(stderr_end)
-        assert process.stdin is not None
         self.pid = process.pid
         CHILD_GROUPS.add(process.pid)
+        self._child = (process, stdout, stderr, stdout_pipe, stderr_pipe)
+
+    async def discard(self) -> None:
+        """Stop a child that no session attached to (its group reaped, its pipes closed)."""
+        if self._child is None:
+            return
+        process, _, _, stdout_pipe, stderr_pipe = self._child
+        self.graceful = lambda: False  # it never finished starting: no stdin-close grace
+        try:
+            with anyio.CancelScope(shield=True):
+                await self._stop(process)
+        finally:
+            stdout_pipe.close()
+            stderr_pipe.close()
+            process.release()
+            self.exited.set()
+
+    @asynccontextmanager
+    async def _open(self) -> AsyncIterator[TransportStreams]:
+        await self.start()
+        assert self._child is not None
+        process, stdout, stderr, stdout_pipe, stderr_pipe = self._child
+        assert process.stdin is not None
         read_stream = StdoutStream(stdout, self.guard, self.exited, self._overflowed)
         write_stream = StdinStream(process.stdin, self.guard, self.exited)
         try:
@@ -224,7 +268,7 @@ class StdioTransport:
         finally:
             stdout_pipe.close()
             stderr_pipe.close()
-            CHILD_GROUPS.discard(process.pid)
+            process.release()
             self.returncode = process.returncode
             self.exited.set()
 
@@ -244,19 +288,31 @@ class StdioTransport:
         finally:
             self._stderr_done.set()
 
-    async def _stop(self, process: asyncio.subprocess.Process) -> None:
-        """Close stdin, wait the grace, then SIGTERM/SIGKILL the whole group (grandchildren included).
-
-        asyncio closes the process transport itself once the child has exited: its only pipe is stdin.
-        """
-        from mcp.os.posix.utilities import terminate_posix_process_tree
-
+    async def _stop(self, process: children.Leader) -> None:
+        """Close stdin, wait the grace, then SIGTERM (and SIGCONT, so a frozen process gets it) the whole group and
+        the descendants that left it, SIGKILL what is left after the second grace, and only then reap the leader:
+        until then its zombie keeps its group's number from any other process."""
         assert process.stdin is not None
+        if sys.platform == "win32":
+            return  # no stdio servers there: spawning refuses first
         process.stdin.close()
-        with anyio.move_on_after(self.grace_s if self.graceful() else 0):
-            await process.wait()
-        # Always signal the group: a server that exited by itself may have left children behind. The SDK's
-        # helper reads only ``pid`` (the group id: the child leads its own session) and ``returncode``.
-        await terminate_posix_process_tree(process, TERM_GRACE_S)  # type: ignore[arg-type]
-        with anyio.move_on_after(TERM_GRACE_S):
-            await process.wait()
+        try:
+            with anyio.move_on_after(self.grace_s if self.graceful() else 0):
+                await process.wait()
+            # Always signal the group: a server that exited by itself may have left children behind.
+            family = children.Family(process.pid)
+            try:
+                for number in (signal.SIGTERM, signal.SIGCONT):
+                    process.signal_group(number)
+                    family.signal(number)
+                with anyio.move_on_after(TERM_GRACE_S):
+                    while process.group_alive() or family.alive():
+                        await anyio.sleep(children.POLL_S)
+                process.signal_group(signal.SIGKILL)
+                family.signal(signal.SIGKILL)
+                with anyio.move_on_after(TERM_GRACE_S):
+                    await process.wait()
+            finally:
+                family.close()
+        finally:
+            process.release()

@@ -67,6 +67,7 @@ def build_transport(
 ) -> StdioTransport | AbstractAsyncContextManager[TransportStreams]:
     """The SDK transport for ``config``; env-referenced values are resolved here (``missingEnvVar`` early)."""
     policy().check_transport(config)
+    policy().check_sources(config)
     if isinstance(config, StdioServerConfig):
         return StdioTransport(config, env, tail)
     return http_transport(config, resolve_headers(config, env), auth)

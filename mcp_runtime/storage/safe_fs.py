@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+OWNER_EXEC_MODE = 0o700
+"""A bundled program (SPEC §15): still owner-only, and runnable."""
 if sys.platform == "win32":
     # Windows has none of these, nor dir_fd-relative calls (they raise NotImplementedError there): the daemon
     # refuses to serve on Windows, and these only let the module import and type-check.
@@ -105,6 +107,18 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+@contextlib.contextmanager
+def _space(shown: Path) -> Iterator[None]:
+    """A write that finds the disk (or the quota) full is ``storageFull``, typed, not an internal error."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+            raise AppError("storageFull", f"the data dir's disk is full: {shown.name} was not written",
+                           path=str(shown)) from exc
+        raise
+
+
 def write_file(root: Path, rel: str | PurePosixPath, data: bytes, mode: int = FILE_MODE) -> None:
     """Replace ``root/rel`` atomically (readers see the old file or the new one) with ``data`` at ``mode``."""
     *folders, name = _parts(rel)
@@ -112,24 +126,26 @@ def write_file(root: Path, rel: str | PurePosixPath, data: bytes, mode: int = FI
     with directory(root, folders) as dir_fd:
         _check_plain(dir_fd, name, shown)
         temp = f".{name}.{os.urandom(8).hex()}.tmp"  # what secrets.token_hex does, without its imports
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW, mode, dir_fd=dir_fd)
-        try:
+        with _space(shown):
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW, mode, dir_fd=dir_fd)
             try:
-                os.chmod(fd, mode)
-                _write_all(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp, dir_fd=dir_fd)
-            raise
-        os.fsync(dir_fd)
+                try:
+                    os.chmod(fd, mode)
+                    _write_all(fd, data)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=dir_fd)
+                raise
+            os.fsync(dir_fd)
 
 
-def append(root: Path, rel: str | PurePosixPath, data: bytes) -> None:
-    """Append ``data`` to ``root/rel`` (created 0600) and fsync it: one durable record of an append-only log."""
+def append(root: Path, rel: str | PurePosixPath, data: bytes, cap: int | None = None) -> bool:
+    """Append ``data`` to ``root/rel`` (created 0600) and fsync it: one durable record of an append-only log.
+    False, with nothing written, when it would take the file past ``cap`` bytes."""
     *folders, name = _parts(rel)
     shown = root / rel
     with directory(root, folders) as dir_fd:
@@ -141,12 +157,17 @@ def append(root: Path, rel: str | PurePosixPath, data: bytes) -> None:
                 raise unsafe(shown, "not a regular file (a symlink?)") from exc
             raise
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            status = os.fstat(fd)
+            if not stat.S_ISREG(status.st_mode):
                 raise unsafe(shown, "not a regular file")
-            _write_all(fd, data)
-            os.fsync(fd)
+            if cap is not None and status.st_size + len(data) > cap:
+                return False
+            with _space(shown):
+                _write_all(fd, data)
+                os.fsync(fd)
         finally:
             os.close(fd)
+    return True
 
 
 def read_file(root: Path, rel: str | PurePosixPath, limit: int | None = None) -> bytes | None:
@@ -205,7 +226,7 @@ def _seal_folder(folder: Path, stale_before: float) -> None:
                 elif stat.S_ISREG(st.st_mode):
                     if _TEMP_NAME.fullmatch(entry.name) and st.st_mtime < stale_before:
                         os.unlink(entry.path)
-                    elif stat.S_IMODE(st.st_mode) != FILE_MODE:
+                    elif stat.S_IMODE(st.st_mode) not in (FILE_MODE, OWNER_EXEC_MODE):
                         _chmod_plain(entry.path, os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK, FILE_MODE)
             except OSError:
                 continue  # another writer raced us; what it writes is already sealed

@@ -19,6 +19,8 @@ from typing import Any
 from mcp_runtime.config.edits import to_wire
 from mcp_runtime.config.rules import parse_server_config
 from mcp_runtime.limits import MAX_CONFIG_BYTES, MAX_SERVERS
+from mcp_runtime.secrets import configs as _secrets
+from mcp_runtime.secrets.store import secret_store
 from mcp_runtime.storage import safe_fs as _safe_fs
 from mcp_runtime.storage.clock import utc_now
 from protocol.config import AppName, AppTargets, McpServerConfig
@@ -161,16 +163,25 @@ class ConfigStore:
         """Run ``apply`` on the current servers under the lock; it returns name → new record (None deletes)."""
         from filelock import Timeout  # with the lock, on the first write: a read (the first list) needs neither
 
+        keeper = secret_store()
+        written: dict[str, dict[str, str]] = {}
+        dropped: dict[str, dict[str, str]] = {}
+        committed = False
         try:
             with _safe_fs.lock(self.data_dir, _LOCK_FILE, _LOCK_TIMEOUT_S):
                 self._refresh()
                 self._check_healthy()
                 servers = dict(self._servers)
                 for name, server in apply(servers).items():
+                    before = servers[name].config if name in servers else None
                     if server is None:
                         servers.pop(name, None)
                     else:
-                        servers[name] = server
+                        # the secrets first (each under a fresh item), then the file that names them
+                        sealed = _secrets.seal(keeper, name, server.config, before)
+                        written[name] = _secrets.left_behind(sealed, before)
+                        servers[name] = server = replace(server, config=sealed)
+                    dropped[name] = _secrets.left_behind(before, server.config if server is not None else None)
                 if len(servers) > MAX_SERVERS:
                     raise AppError("tooManyServers", f"at most {MAX_SERVERS} servers can be stored", limit=MAX_SERVERS)
                 data = encode(sorted(servers.values(), key=lambda s: s.name))
@@ -179,10 +190,17 @@ class ConfigStore:
                         "configTooLarge", f"the store would exceed {MAX_CONFIG_BYTES} bytes", limit=MAX_CONFIG_BYTES
                     )
                 _safe_fs.write_file(self.data_dir, STORE_FILE, data)
+                committed = True
                 self._servers, self._stamp = servers, None
                 self._refresh()
-        except Timeout as exc:
-            raise AppError("serverBusy", "the server store is locked by another writer; retry") from exc
+        except BaseException as exc:
+            for name, recorded in written.items() if not committed else ():  # no file names the new items
+                _secrets.forget(keeper, name, recorded)
+            if isinstance(exc, Timeout):
+                raise AppError("serverBusy", "the server store is locked by another writer; retry") from exc
+            raise
+        for name, recorded in dropped.items():
+            _secrets.forget(keeper, name, recorded)
 
     def create(self, name: str, config: McpServerConfig, source: str = "user") -> StoredServer:
         return self.create_many({name: config}, source)[0]
@@ -231,6 +249,22 @@ class ConfigStore:
     ) -> StoredServer:
         """Replace a config with ``change(stored config)``, computed under the lock (lossless edits, patches)."""
         return self._replace(name, lambda current: change(current.config), expected_revision)
+
+    def reinstall(self, name: str, config: McpServerConfig, source: str) -> StoredServer:
+        """A newer install over a stored server (a bundle's next version): its config and its source both change."""
+        result: list[StoredServer] = []
+
+        def apply(servers: dict[str, StoredServer]) -> dict[str, StoredServer | None]:
+            current = servers.get(name)
+            if current is None:
+                raise AppError("unknownServer", f"no server named {name!r}", server=name)
+            result.append(
+                replace(current, config=config, source=source, revision=current.revision + 1, updated_at=utc_now())
+            )
+            return {name: result[0]}
+
+        self._mutate(apply)
+        return result[0]
 
     def set_enabled(self, name: str, enabled: bool, app: AppName | None = None) -> StoredServer:
         def change(current: StoredServer) -> McpServerConfig:

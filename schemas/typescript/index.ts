@@ -70,6 +70,94 @@ export interface BooleanSchema {
   default?: boolean;
 }
 
+/** The bundle's author. */
+export interface BundleAuthor {
+  /** The author's name. */
+  name: string;
+}
+
+/** A tool or prompt the bundle's manifest declares. */
+export interface BundleCapability {
+  /** Its name. */
+  name: string;
+  /** What it does. */
+  description?: string;
+}
+
+/** Whether the bundle can run on this machine. */
+export interface BundleCompatibility {
+  /** It can. */
+  ok: boolean;
+  /** Why not, in plain words. */
+  reason?: string;
+}
+
+/** `mcpServer/bundle/inspect`: what a bundle file is, before the user consents to install it. */
+export interface BundleInspectParams {
+  /** An absolute path to the `.mcpb` file. */
+  path: string;
+}
+
+/** What the bundle is, what it asks for, whether it runs here, and whether it is signed. */
+export interface BundleInspectResult {
+  /** The manifest's summary. */
+  manifest: BundleManifest;
+  /** Its `user_config`, as form fields. */
+  inputs: InstallInput[];
+  /** Whether it runs here. */
+  compatibility: BundleCompatibility;
+  /** `signed`: a PKCS#7 signature that matches the content (the signer is not checked against a trust store); `invalid`: a signature block that does not match. */
+  signature: "signed" | "unsigned" | "invalid";
+}
+
+/** The part of a bundle's manifest a consent dialog shows. */
+export interface BundleManifest {
+  /** The bundle's machine name. */
+  name: string;
+  /** A name to show to people. */
+  displayName?: string;
+  /** Its version. */
+  version: string;
+  /** Who made it. */
+  author: BundleAuthor;
+  /** What it does. */
+  description: string;
+  /** The icon's path inside the bundle. */
+  icon?: string;
+  /** The tools it declares. */
+  tools: BundleCapability[];
+  /** The prompts it declares. */
+  prompts: BundleCapability[];
+  /** The manifest's version (0.2-0.4). */
+  manifestVersion: string;
+  /** `node`, `python`, `uv` or `binary`. */
+  serverType: string;
+}
+
+/** An MCP Bundle file (`.mcpb`) on this machine, as the host's file picker gave it. */
+export interface BundlePath {
+  /** An absolute path. */
+  path: string;
+}
+
+/** `source` for a bundle file. */
+export interface BundleSource {
+  /** The bundle file. */
+  bundle: BundlePath;
+}
+
+/** A bundle past a limit: unpacked size, file count or compression ratio. */
+export interface BundleTooLargeErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "bundleTooLarge";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The limit. */
+  limit: number;
+  /** What the limit counts. */
+  measure: "bytes" | "files" | "ratio";
+}
+
 /** The login's loopback callback port (`oauth.callbackPort`) is taken by another program. */
 export interface CallbackPortInUseErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
@@ -335,6 +423,8 @@ export type ErrorData =
   | HeaderErrorData
   | InlineSecretErrorData
   | MissingEnvVarErrorData
+  | SecretStoreLockedErrorData
+  | MissingSecretErrorData
   | UnsafeEnvErrorData
   | InsecureUrlErrorData
   | OriginNotAllowedErrorData
@@ -348,7 +438,14 @@ export type ErrorData =
   | InvalidOutputErrorData
   | TimeoutErrorData
   | InsufficientScopeErrorData
-  | OAuthFailedErrorData;
+  | OAuthFailedErrorData
+  | RegistryUnavailableErrorData
+  | UnknownRegistryEntryErrorData
+  | InputErrorData
+  | InvalidBundleErrorData
+  | UnsafeBundleErrorData
+  | BundleTooLargeErrorData
+  | PolicyDeniedErrorData;
 
 /** Fields any reason may carry. */
 export interface ErrorDetails {
@@ -372,12 +469,25 @@ export interface ErrorInfo {
 export interface ErrorInfoData {
   /** Tools left out of the catalog because their `x-mcp-header` annotations are invalid. */
   droppedTools?: string[];
+  /** What kind of start failure: `commandNotFound`, `tooManyOpenFiles`, ... */
+  detail?: string;
+  /** With `commandNotFound`: the command looked for. */
+  command?: string;
+  /** With `commandNotFound`: the folders looked in. */
+  searched?: string[];
+  /** With `missingEnvVar`/`unsafeEnv`: the variable. */
+  variable?: string;
+  /** With an OAuth failure: the step that failed. */
+  step?: string;
+  /** With `unsafePath`/`storageFull`: the file. */
+  path?: string;
 }
 
 /** Every `error.data.reason` the daemon sends; `errorCodes` gives the code of each. */
 export type ErrorReason =
   | "alreadyInitialized"
   | "authRequired"
+  | "bundleTooLarge"
   | "callbackPortInUse"
   | "cancelled"
   | "catalogTooLarge"
@@ -389,8 +499,10 @@ export type ErrorReason =
   | "insufficientScope"
   | "internal"
   | "invalidArguments"
+  | "invalidBundle"
   | "invalidElicitationResponse"
   | "invalidHeader"
+  | "invalidInput"
   | "invalidOutput"
   | "invalidParams"
   | "invalidRequest"
@@ -399,6 +511,8 @@ export type ErrorReason =
   | "messageTooLarge"
   | "methodNotFound"
   | "missingEnvVar"
+  | "missingInput"
+  | "missingSecret"
   | "noThreadOwner"
   | "notARegularFile"
   | "notInitialized"
@@ -408,17 +522,21 @@ export type ErrorReason =
   | "originNotAllowed"
   | "overloaded"
   | "parseError"
+  | "policyDenied"
   | "reauthenticationRequired"
   | "redactedValue"
   | "redirectRejected"
+  | "registryUnavailable"
   | "reservedHeader"
   | "resourceTooLarge"
   | "responseTooLarge"
   | "retired"
   | "revisionMismatch"
+  | "secretStoreLocked"
   | "serverBusy"
   | "serverExists"
   | "startupFailed"
+  | "storageFull"
   | "storeCorrupted"
   | "threadArchived"
   | "threadRequired"
@@ -432,11 +550,13 @@ export type ErrorReason =
   | "unknownLogin"
   | "unknownPrompt"
   | "unknownRef"
+  | "unknownRegistryEntry"
   | "unknownResource"
   | "unknownServer"
   | "unknownTask"
   | "unknownThread"
   | "unknownTool"
+  | "unsafeBundle"
   | "unsafeEnv"
   | "unsafePath"
   | "unsupported"
@@ -615,6 +735,10 @@ export interface InitializeResult {
   methods: string[];
   /** Every notification the daemon may send. */
   notifications: string[];
+  /** What the administrator's policy restricts. */
+  policy: PolicySummary;
+  /** Where this daemon keeps the secrets of its servers. */
+  secretStore: SecretStoreInfo;
 }
 
 /** A secret written into the config instead of an environment reference. */
@@ -627,6 +751,16 @@ export interface InlineSecretErrorData {
   header?: string;
 }
 
+/** An install input that is missing, outside its choices or not of its format. */
+export interface InputErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "missingInput" | "invalidInput";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The input's key. */
+  input: string;
+}
+
 /** A URL that is not `https` (or `http` to loopback), or carries userinfo or a fragment. */
 export interface InsecureUrlErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
@@ -635,6 +769,76 @@ export interface InsecureUrlErrorData {
   server?: string;
   /** Which URL: the config field or OAuth endpoint. */
   field: string;
+}
+
+/** A value the user gives at install (a form field). */
+export interface InstallInput {
+  /** The key to send it under in `inputs`. */
+  key: string;
+  /** A label for the field. */
+  title: string;
+  /** What it is for. */
+  description?: string;
+  /** Whether the install fails `missingInput` without it. */
+  required: boolean;
+  /** Show it masked; the daemon keeps it in the secret store, never in a response. */
+  secret: boolean;
+  /** The value used when none is given. */
+  default?: string | number | boolean | string[];
+  /** The only values allowed. */
+  choices?: string[];
+  /** `string`, `number`, `boolean`, `filepath` (registry); `directory`, `file` (bundle). */
+  format?: string;
+  /** A bundle input taking several values (a list). */
+  multiple?: boolean;
+  /** A bundle number's least value. */
+  min?: number;
+  /** A bundle number's greatest value. */
+  max?: number;
+}
+
+/** One way to install an entry: a package or a remote. */
+export interface InstallOption {
+  /** Pass as `source.registry.option` to install this way. */
+  option: string;
+  /** The package registry, or `remote`. */
+  kind: "npm" | "pypi" | "oci" | "nuget" | "mcpb" | "remote";
+  /** How the daemon would talk to it. */
+  transport: "stdio" | "http" | "sse";
+  /** Whether this daemon can install and run it here. */
+  runnable: boolean;
+  /** The program this machine lacks to run it. */
+  missing?: "npx" | "uvx" | "docker" | "dnx";
+  /** Why it is not runnable, in plain words. */
+  reason?: string;
+  /** The values the user gives at install. */
+  inputs: InstallInput[];
+}
+
+/** `mcpServer/install`: turn a registry entry or a bundle into a stored server (as `mcpServer/create` does). */
+export interface InstallParams {
+  /** The server's name (alias): 1-24 of `[A-Za-z0-9_-]`, never containing `__`. */
+  name: string;
+  /** What to install. */
+  source: RegistrySource | BundleSource;
+  /** Values of the entry's inputs, by key. */
+  inputs?: { [key: string]: string | number | boolean | string[] };
+  /** Whether it is enabled (default true). */
+  enabled?: boolean;
+}
+
+/** Where an installed server came from. */
+export interface InstalledFrom {
+  /** The registry's URL (absent for a bundle). */
+  registry?: string;
+  /** Installed from a bundle file. */
+  bundle?: boolean;
+  /** The entry's or bundle's name. */
+  name: string;
+  /** The version installed. */
+  version: string;
+  /** The registry knows a newer version (from its last answer). */
+  updateAvailable: boolean;
 }
 
 /** The token lacks a scope; log in again (the login asks for the scopes named here). */
@@ -667,6 +871,18 @@ export interface InvalidArgumentsErrorData {
   tool: string;
   /** What was wrong, field by field. */
   errors: ValidationIssue[];
+}
+
+/** A bundle whose file or manifest is not a valid MCP Bundle. */
+export interface InvalidBundleErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "invalidBundle";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** What was wrong, field by field. */
+  errors?: ValidationIssue[];
+  /** The bundle file. */
+  path?: string;
 }
 
 /** The server's answer is malformed, or its `structuredContent` misses its `outputSchema`. */
@@ -829,6 +1045,19 @@ export interface MissingEnvVarErrorData {
   variable: string;
 }
 
+/**
+ * A secret the config keeps in the keychain is no longer there (removed behind the daemon's back): send the
+ * value again with `mcpServer/update`.
+ */
+export interface MissingSecretErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "missingSecret";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The config field whose value is missing, such as `env.API_KEY`. */
+  field: string;
+}
+
 /** A number field; `integer` accepts whole numbers only. */
 export interface NumberSchema {
   /** `number` or `integer`. */
@@ -948,10 +1177,13 @@ export interface OriginNotAllowedErrorData {
   origin: string;
 }
 
-/** A file the daemon refused to read or write. */
+/**
+ * A file the daemon refused to read or write, or could not write for want of space (`storageFull`: the data
+ * dir's disk or quota is full; nothing was changed).
+ */
 export interface PathErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
-  reason: "notARegularFile" | "unsafePath";
+  reason: "notARegularFile" | "unsafePath" | "storageFull";
   /** The MCP server the error is about, if one is. */
   server?: string;
   /** The file. */
@@ -964,6 +1196,36 @@ export interface PlainErrorData {
   reason: "parseError" | "invalidRequest" | "messageTooLarge" | "alreadyInitialized" | "methodNotFound" | "threadRequired" | "invalidElicitationResponse" | "overloaded" | "notInitialized" | "cancelled" | "unknownLogin" | "serverBusy" | "oauthHeaderConflict" | "redirectRejected" | "noThreadOwner" | "notRunning" | "connectionLost" | "authRequired";
   /** The MCP server the error is about, if one is. */
   server?: string;
+}
+
+/** The administrator's policy refuses this server, registry or bundle. */
+export interface PolicyDeniedErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "policyDenied";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The rule that refused it. */
+  rule: PolicyRule;
+  /** The server. */
+  name?: string;
+}
+
+/** The administrator's rule that refused something. */
+export interface PolicyRule {
+  /** The policy file's key. */
+  key: "allowedServers" | "deniedServers" | "registries" | "allowBundles" | "allowUserServers";
+  /** The entry's position in that list. */
+  index?: number;
+  /** The entry itself. */
+  entry?: { [key: string]: unknown };
+}
+
+/** What the administrator's policy restricts, so that a page can explain what is locked. */
+export interface PolicySummary {
+  /** The policy file in force; null: none. */
+  source: string | null;
+  /** The policy's keys that restrict anything. */
+  restricts: ("allowedServers" | "deniedServers" | "registries" | "allowBundles" | "allowUserServers")[];
 }
 
 /** One field of a form (MCP's primitive schema definitions), told apart by `type`, then by `enum`, `oneOf`, `enumNames` or `items`. */
@@ -1112,6 +1374,108 @@ export interface RedactedValueErrorData {
   errors: ValidationIssue[];
 }
 
+/** One registry entry (its latest version), as a gallery lists it. */
+export interface RegistryEntry {
+  /** The entry's reverse-DNS name, e.g. `io.github.user/weather`. */
+  name: string;
+  /** A name to show to people. */
+  title?: string;
+  /** What the server does. */
+  description: string;
+  /** The latest version. */
+  version: string;
+  /** `active` (others are left out of search). */
+  status: string;
+  /** Where its source code lives. */
+  repository?: RegistryRepository;
+  /** Its icons. */
+  icons?: RegistryIcon[];
+  /** How it can be installed. */
+  kinds: ("npm" | "pypi" | "oci" | "nuget" | "mcpb" | "remote")[];
+  /** The stored server installed from this entry, if one is. */
+  installedAs: string | null;
+}
+
+/** `mcpServer/registry/get`: one entry with the ways this machine can install it. */
+export interface RegistryGetParams {
+  /** The entry's name. */
+  name: string;
+  /** A version; absent: the latest. */
+  version?: string;
+}
+
+/** An entry and the ways to install it. */
+export interface RegistryGetResult {
+  /** The entry's `server.json`, valid against the published schema. */
+  server: { [key: string]: unknown };
+  /** The ways to install it. */
+  installOptions: InstallOption[];
+  /** The registry was unreachable: this is the last answer it gave. */
+  stale: boolean;
+}
+
+/** An icon the registry entry offers (an https URL; the page decides whether to load it). */
+export interface RegistryIcon {
+  /** The icon's URL. */
+  src: string;
+}
+
+/** Install from a registry entry. */
+export interface RegistryInstallSource {
+  /** The entry's name. */
+  name: string;
+  /** A version; absent: the latest. */
+  version?: string;
+  /** One of the entry's `installOptions[].option`. */
+  option: string;
+}
+
+/** Where an entry's source code lives. */
+export interface RegistryRepository {
+  /** The repository's URL. */
+  url: string;
+  /** The hosting service, e.g. `github`. */
+  source: string;
+}
+
+/** `mcpServer/registry/search`: the latest active entries of the registry (`--registry-url`). */
+export interface RegistrySearchParams {
+  /** Words to look for in entry names. */
+  query?: string;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+  /** The most entries in this page (30). */
+  limit?: number;
+}
+
+/** A page of registry entries; `stale` when the registry could not be reached and a cached answer is shown. */
+export interface RegistrySearchResult {
+  /** The entries; ones failing the published schema are left out. */
+  data: RegistryEntry[];
+  /** Pass as `cursor` for the next page; null at the end. */
+  nextCursor: string | null;
+  /** The registry was unreachable: this is the last answer it gave. */
+  stale: boolean;
+}
+
+/** `source` for a registry entry. */
+export interface RegistrySource {
+  /** The entry and the way to install it. */
+  registry: RegistryInstallSource;
+}
+
+/** The MCP Registry could not be reached and nothing is cached for this request. */
+export interface RegistryUnavailableErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "registryUnavailable";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The registry's URL. */
+  url: string;
+  /** What failed, in plain words. */
+  detail?: string;
+}
+
 /** A resource a server can read. */
 export interface Resource {
   /** Its URI, as `mcpServer/resource/read` takes it. */
@@ -1216,8 +1580,10 @@ export interface ResourceReadFact {
   uriPreview: string;
   /** The MIME types of the contents. */
   mimeTypes: string[];
-  /** A digest of each content. */
+  /** A digest of each content (of the first 64 only). */
   contentRefs: ContentRef[];
+  /** How many contents the read returned, when a fact keeps fewer refs than that. */
+  contentCount?: number;
   /** When it was read (ISO 8601). */
   at: string;
 }
@@ -1375,6 +1741,27 @@ export interface RevisionMismatchErrorData {
   revision?: number;
 }
 
+/** The store that holds every secret the daemon keeps (`--secret-store`). */
+export interface SecretStoreInfo {
+  /** `keychain`: the OS keychain; `file`: 0600 files in the data dir (literal header and OAuth secrets are then refused `inlineSecret`). */
+  kind: "keychain" | "file";
+  /** What holds them, for people: `macOS Keychain`, `Windows Credential Locker`, `Secret Service`, `KWallet`, or `files in the data dir`. */
+  backend: string;
+}
+
+/**
+ * The OS keychain is locked (or does not answer): nothing was read, deleted or rewritten; a later start
+ * retries.
+ */
+export interface SecretStoreLockedErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "secretStoreLocked";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The keychain that refused, as `initialize.secretStore.backend` names it. */
+  backend: string;
+}
+
 /** What a connected MCP server says it supports; an absent feature is not supported. */
 export interface ServerCapabilities {
   /** It has tools. */
@@ -1474,8 +1861,12 @@ export interface ServerRecord {
   enabled: boolean;
   /** Bumped by every change; pass as `expectedRevision` to update safely. */
   revision: number;
-  /** Where it came from: `user` or `import:<app>`. */
+  /** Where it came from: `user`, `import:<app>`, `registry:<name>@<version>` or `bundle:<name>@<version>`. */
   source: string;
+  /** For an installed server: the registry entry or bundle, and whether it is outdated. */
+  installedFrom?: InstalledFrom;
+  /** The administrator's rule that keeps this server from starting, if one does. */
+  deniedBy?: PolicyRule;
   /** When it was created (ISO 8601). */
   createdAt: string;
   /** When it last changed (ISO 8601). */
@@ -1890,12 +2281,25 @@ export interface ThreadListResult {
   nextCursor?: string;
 }
 
+/** `thread/read`: a thread and one page of its facts (oldest first). */
+export interface ThreadReadParams {
+  threadId: string;
+  /** Where to continue: the `nextCursor` of the previous page. */
+  cursor?: string;
+  /** The most facts to return in this page. */
+  limit?: number;
+}
+
 /** A thread and its diagnostics facts. */
 export interface ThreadReadResult {
   /** The thread. */
   thread: Thread;
-  /** What its resource reads left behind, oldest first. */
+  /** One page of what its resource reads left behind, oldest first (100 unless `limit` says). */
   facts: ResourceReadFact[];
+  /** The `cursor` of the next page of facts, if any. */
+  nextCursor?: string;
+  /** The thread's facts reached their cap (1 MiB): reads after that left no fact. */
+  factsTruncated: boolean;
 }
 
 /** The thread as it is now. */
@@ -2250,6 +2654,20 @@ export interface UnknownRefErrorData {
   ref: string;
 }
 
+/** The registry has no such entry (or version, or install option). */
+export interface UnknownRegistryEntryErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "unknownRegistryEntry";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The entry's name. */
+  name: string;
+  /** The version asked for. */
+  version?: string;
+  /** The install option asked for. */
+  option?: string;
+}
+
 /** The server has no such resource (`uri`), or an app has no config file there (`path`). */
 export interface UnknownResourceErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
@@ -2290,7 +2708,20 @@ export interface UnknownThreadErrorData {
   threadId: string;
 }
 
-/** A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...). */
+/** A bundle entry that would land outside its folder: `..`, an absolute path, a link or a device. */
+export interface UnsafeBundleErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "unsafeBundle";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The entry's name in the archive (at most 256 characters of it). */
+  entry: string;
+}
+
+/**
+ * A stdio config's `env` sets a variable the dynamic loader reads (`LD_PRELOAD`, `DYLD_*`, ...), or a config
+ * names a daemon variable outside the deployment's `--allow-env`.
+ */
 export interface UnsafeEnvErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
   reason: "unsafeEnv";
@@ -2410,13 +2841,17 @@ export type ClientRequest =
   | { method: "mcpResource/list"; id: RequestId; params?: ResourceListParams }
   | { method: "mcpResource/subscribe"; id: RequestId; params: ResourceSubscribeParams }
   | { method: "mcpResource/unsubscribe"; id: RequestId; params: ResourceSubscribeParams }
+  | { method: "mcpServer/bundle/inspect"; id: RequestId; params: BundleInspectParams }
   | { method: "mcpServer/completion/complete"; id: RequestId; params: CompletionParams }
   | { method: "mcpServer/create"; id: RequestId; params: ServerCreateParams }
   | { method: "mcpServer/delete"; id: RequestId; params: ServerNameParams }
   | { method: "mcpServer/enabled/set"; id: RequestId; params: ServerEnabledSetParams }
   | { method: "mcpServer/importFromApp"; id: RequestId; params: ImportFromAppParams }
+  | { method: "mcpServer/install"; id: RequestId; params: InstallParams }
   | { method: "mcpServer/list"; id: RequestId; params?: ServerListParams }
   | { method: "mcpServer/oauth/login"; id: RequestId; params: OAuthLoginParams }
+  | { method: "mcpServer/registry/get"; id: RequestId; params: RegistryGetParams }
+  | { method: "mcpServer/registry/search"; id: RequestId; params?: RegistrySearchParams }
   | { method: "mcpServer/resource/read"; id: RequestId; params: ResourceReadParams }
   | { method: "mcpServer/start"; id: RequestId; params: ServerNameParams }
   | { method: "mcpServer/stop"; id: RequestId; params: ServerNameParams }
@@ -2434,7 +2869,7 @@ export type ClientRequest =
   | { method: "thread/archive"; id: RequestId; params: ThreadIdParams }
   | { method: "thread/context/read"; id: RequestId; params: ContextReadParams }
   | { method: "thread/list"; id: RequestId; params?: ThreadListParams }
-  | { method: "thread/read"; id: RequestId; params: ThreadIdParams }
+  | { method: "thread/read"; id: RequestId; params: ThreadReadParams }
   | { method: "thread/start"; id: RequestId; params?: ThreadStartParams };
 
 /** The params of each client request, by method. */
@@ -2445,13 +2880,17 @@ export type ClientParamsByMethod = {
   "mcpResource/list": ResourceListParams;
   "mcpResource/subscribe": ResourceSubscribeParams;
   "mcpResource/unsubscribe": ResourceSubscribeParams;
+  "mcpServer/bundle/inspect": BundleInspectParams;
   "mcpServer/completion/complete": CompletionParams;
   "mcpServer/create": ServerCreateParams;
   "mcpServer/delete": ServerNameParams;
   "mcpServer/enabled/set": ServerEnabledSetParams;
   "mcpServer/importFromApp": ImportFromAppParams;
+  "mcpServer/install": InstallParams;
   "mcpServer/list": ServerListParams;
   "mcpServer/oauth/login": OAuthLoginParams;
+  "mcpServer/registry/get": RegistryGetParams;
+  "mcpServer/registry/search": RegistrySearchParams;
   "mcpServer/resource/read": ResourceReadParams;
   "mcpServer/start": ServerNameParams;
   "mcpServer/stop": ServerNameParams;
@@ -2469,7 +2908,7 @@ export type ClientParamsByMethod = {
   "thread/archive": ThreadIdParams;
   "thread/context/read": ContextReadParams;
   "thread/list": ThreadListParams;
-  "thread/read": ThreadIdParams;
+  "thread/read": ThreadReadParams;
   "thread/start": ThreadStartParams;
 };
 
@@ -2481,13 +2920,17 @@ export type ClientResponseByMethod = {
   "mcpResource/list": ResourceListResult;
   "mcpResource/subscribe": Empty;
   "mcpResource/unsubscribe": Empty;
+  "mcpServer/bundle/inspect": BundleInspectResult;
   "mcpServer/completion/complete": CompletionResult;
   "mcpServer/create": ServerResult;
   "mcpServer/delete": Empty;
   "mcpServer/enabled/set": ServerResult;
   "mcpServer/importFromApp": ImportFromAppResult;
+  "mcpServer/install": ServerResult;
   "mcpServer/list": ServerListResult;
   "mcpServer/oauth/login": OAuthLoginResult;
+  "mcpServer/registry/get": RegistryGetResult;
+  "mcpServer/registry/search": RegistrySearchResult;
   "mcpServer/resource/read": ResourceReadResult;
   "mcpServer/start": ServerStartResult;
   "mcpServer/stop": Empty;
@@ -2564,6 +3007,7 @@ export type ServerMessage =
 export const ERROR_CODES = {
   alreadyInitialized: -32600,
   authRequired: -32016,
+  bundleTooLarge: -32013,
   callbackPortInUse: -32012,
   cancelled: -32800,
   catalogTooLarge: -32013,
@@ -2575,8 +3019,10 @@ export const ERROR_CODES = {
   insufficientScope: -32016,
   internal: -32603,
   invalidArguments: -32602,
+  invalidBundle: -32602,
   invalidElicitationResponse: -32602,
   invalidHeader: -32012,
+  invalidInput: -32602,
   invalidOutput: -32014,
   invalidParams: -32602,
   invalidRequest: -32600,
@@ -2585,6 +3031,8 @@ export const ERROR_CODES = {
   messageTooLarge: -32600,
   methodNotFound: -32601,
   missingEnvVar: -32012,
+  missingInput: -32602,
+  missingSecret: -32012,
   noThreadOwner: -32012,
   notARegularFile: -32602,
   notInitialized: -32002,
@@ -2594,17 +3042,21 @@ export const ERROR_CODES = {
   originNotAllowed: -32012,
   overloaded: -32001,
   parseError: -32700,
+  policyDenied: -32012,
   reauthenticationRequired: -32016,
   redactedValue: -32602,
   redirectRejected: -32012,
+  registryUnavailable: -32014,
   reservedHeader: -32012,
   resourceTooLarge: -32013,
   responseTooLarge: -32013,
   retired: -32601,
   revisionMismatch: -32011,
+  secretStoreLocked: -32012,
   serverBusy: -32011,
   serverExists: -32011,
   startupFailed: -32014,
+  storageFull: -32013,
   storeCorrupted: -32012,
   threadArchived: -32010,
   threadRequired: -32602,
@@ -2618,11 +3070,13 @@ export const ERROR_CODES = {
   unknownLogin: -32010,
   unknownPrompt: -32010,
   unknownRef: -32010,
+  unknownRegistryEntry: -32010,
   unknownResource: -32010,
   unknownServer: -32010,
   unknownTask: -32010,
   unknownThread: -32010,
   unknownTool: -32010,
+  unsafeBundle: -32012,
   unsafeEnv: -32012,
   unsafePath: -32012,
   unsupported: -32012,
@@ -2634,6 +3088,7 @@ export const ERROR_CODES = {
 export type ErrorDataByReason = {
   "alreadyInitialized": PlainErrorData & { reason: "alreadyInitialized" };
   "authRequired": PlainErrorData & { reason: "authRequired" };
+  "bundleTooLarge": BundleTooLargeErrorData;
   "callbackPortInUse": CallbackPortInUseErrorData;
   "cancelled": PlainErrorData & { reason: "cancelled" };
   "catalogTooLarge": LimitErrorData & { reason: "catalogTooLarge" };
@@ -2645,8 +3100,10 @@ export type ErrorDataByReason = {
   "insufficientScope": InsufficientScopeErrorData;
   "internal": InternalErrorData & { reason: "internal" };
   "invalidArguments": InvalidArgumentsErrorData;
+  "invalidBundle": InvalidBundleErrorData;
   "invalidElicitationResponse": PlainErrorData & { reason: "invalidElicitationResponse" };
   "invalidHeader": HeaderErrorData & { reason: "invalidHeader" };
+  "invalidInput": InputErrorData & { reason: "invalidInput" };
   "invalidOutput": InvalidOutputErrorData;
   "invalidParams": InvalidParamsErrorData;
   "invalidRequest": PlainErrorData & { reason: "invalidRequest" };
@@ -2655,6 +3112,8 @@ export type ErrorDataByReason = {
   "messageTooLarge": PlainErrorData & { reason: "messageTooLarge" };
   "methodNotFound": PlainErrorData & { reason: "methodNotFound" };
   "missingEnvVar": MissingEnvVarErrorData;
+  "missingInput": InputErrorData & { reason: "missingInput" };
+  "missingSecret": MissingSecretErrorData;
   "noThreadOwner": PlainErrorData & { reason: "noThreadOwner" };
   "notARegularFile": PathErrorData & { reason: "notARegularFile" };
   "notInitialized": PlainErrorData & { reason: "notInitialized" };
@@ -2664,17 +3123,21 @@ export type ErrorDataByReason = {
   "originNotAllowed": OriginNotAllowedErrorData;
   "overloaded": PlainErrorData & { reason: "overloaded" };
   "parseError": PlainErrorData & { reason: "parseError" };
+  "policyDenied": PolicyDeniedErrorData;
   "reauthenticationRequired": ReauthenticationRequiredErrorData;
   "redactedValue": RedactedValueErrorData;
   "redirectRejected": PlainErrorData & { reason: "redirectRejected" };
+  "registryUnavailable": RegistryUnavailableErrorData;
   "reservedHeader": HeaderErrorData & { reason: "reservedHeader" };
   "resourceTooLarge": SizeLimitErrorData & { reason: "resourceTooLarge" };
   "responseTooLarge": SizeLimitErrorData & { reason: "responseTooLarge" };
   "retired": RetiredErrorData;
   "revisionMismatch": RevisionMismatchErrorData;
+  "secretStoreLocked": SecretStoreLockedErrorData;
   "serverBusy": PlainErrorData & { reason: "serverBusy" };
   "serverExists": ServerExistsErrorData;
   "startupFailed": StartupFailedErrorData;
+  "storageFull": PathErrorData & { reason: "storageFull" };
   "storeCorrupted": InternalErrorData & { reason: "storeCorrupted" };
   "threadArchived": ThreadArchivedErrorData;
   "threadRequired": PlainErrorData & { reason: "threadRequired" };
@@ -2688,11 +3151,13 @@ export type ErrorDataByReason = {
   "unknownLogin": PlainErrorData & { reason: "unknownLogin" };
   "unknownPrompt": UnknownPromptErrorData;
   "unknownRef": UnknownRefErrorData;
+  "unknownRegistryEntry": UnknownRegistryEntryErrorData;
   "unknownResource": UnknownResourceErrorData;
   "unknownServer": UnknownServerErrorData;
   "unknownTask": UnknownTaskErrorData;
   "unknownThread": UnknownThreadErrorData;
   "unknownTool": ToolErrorData & { reason: "unknownTool" };
+  "unsafeBundle": UnsafeBundleErrorData;
   "unsafeEnv": UnsafeEnvErrorData;
   "unsafePath": PathErrorData & { reason: "unsafePath" };
   "unsupported": UnsupportedErrorData;

@@ -309,7 +309,9 @@ def main() -> int:
     if context.get("private_key_pem"):
         env[KEY_VAR] = str(context["private_key_pem"])
     workdir = Path(tempfile.mkdtemp(prefix="conformance-daemon-"))
-    args = ("--oauth-client-metadata-url", CIMD_CLIENT_METADATA_URL) if scenario.startswith("auth/") else ()
+    # The files the host keeps credentials in (the ID token, the workload's JWT) live in the work folder.
+    auth = ("--oauth-client-metadata-url", CIMD_CLIENT_METADATA_URL, "--credential-dir", str(workdir))
+    args = auth if scenario.startswith("auth/") else ()
     daemon = Daemon(workdir / "data", env=env, args=args)
     code = 0
     started = time.monotonic()

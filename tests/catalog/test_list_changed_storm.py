@@ -148,3 +148,21 @@ def test_kept_search_answers_are_bounded_in_bytes(daemon: Daemon) -> None:
     grown = rss_bytes(daemon.process.pid) - baseline
     print(f"250 distinct searches of a 400 KiB tool: RSS +{grown / MIB:.1f} MiB")
     assert grown < 32 * MIB, f"kept search answers grew RSS by {grown / MIB:.0f} MiB"
+
+
+def test_a_storm_reaches_clients_as_a_few_announcements_a_second(daemon: Daemon) -> None:
+    """However fast a server announces ``list_changed``, each client gets at most one ``mcp:tools_updated`` for it
+    per quarter second (the window is a floor: announcements cannot come faster than it, however loaded)."""
+    thread_id = start_storm_thread(daemon)
+    refreshes(daemon, "storm", 1, thread_id)
+    began = time.monotonic()
+    refreshes(daemon, "storm", 8, thread_id)
+    took = time.monotonic() - began
+    print(f"8 announcements of a storming server in {took:.2f} s")
+    assert took >= 8 * 0.25 * 0.95, f"8 announcements in {took:.2f} s: the storm was not coalesced"
+
+
+def start_storm_thread(daemon: Daemon) -> str:
+    servers = {"storm": fixture_config("--storm-kib", "1", "--storm-interval-ms", "5")}  # quick to refresh
+    thread: dict[str, Any] = daemon.request("thread/start", {"strictMcpConfig": True, "mcpServers": servers})["thread"]
+    return str(thread["id"])

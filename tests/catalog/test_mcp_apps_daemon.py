@@ -132,3 +132,12 @@ def test_the_older_meta_key_and_malformed_visibility() -> None:
     assert _view({"ui": {"visibility": ["robot"]}}).visibility == [], "nothing valid left: no one's (fail closed)"
     assert _view({"ui": {"resourceUri": 7}}).resource_uri is None
     assert _view({}) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "who"),
+    [("app", ["app"]), ("model", ["model"]), ("both", []), ({"app": True}, []), (1, []), (None, ["model", "app"])],
+)
+def test_a_visibility_that_is_not_a_list_never_opens_a_tool(value: Any, who: list[str]) -> None:
+    """A lone string names its one entry; any other type names no one; only an absent one means both."""
+    assert _view({"ui": {"resourceUri": "ui://s/v.html", "visibility": value}}).visibility == who

@@ -123,3 +123,22 @@ def test_a_head_that_never_ends_or_never_comes_is_dropped(data_dir: Path, oauth_
         assert browse(started["authorizationUrl"]).status_code == 200
         done = daemon.wait_notification("mcpServer/oauthLogin/completed", timeout=60)
         assert done["success"], done
+
+
+def test_idle_connections_held_open_never_keep_the_real_redirect_out(data_dir: Path, oauth_url: str) -> None:
+    """A local program holds more idle connections than the listener serves, and keeps them open: the browser's
+    redirect still completes the login at once (an idle connection gives way to it)."""
+    with running_daemon(data_dir) as daemon:
+        daemon.initialize()
+        started = _start(daemon, oauth_url)
+        port = _callback_port(started["authorizationUrl"])
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(32)]
+        try:
+            assert browse(started["authorizationUrl"]).status_code == 200
+            done = daemon.wait_notification(
+                "mcpServer/oauthLogin/completed", lambda p: p["loginId"] == started["loginId"], timeout=60
+            )
+            assert done["success"], done
+        finally:
+            for connection in idle:
+                connection.close()

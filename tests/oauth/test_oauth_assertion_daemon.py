@@ -35,7 +35,8 @@ IDP = ("--idp", f"desktop:{IDP_KEY}", "--jag-client", f"app:{APP_SECRET}")
 @pytest.fixture
 def shown(data_dir: Path, tmp_path: Path) -> Iterator[Shown]:
     trace = tmp_path / "trace.jsonl"
-    with running_daemon(data_dir, env={**os.environ, "APP_SECRET": APP_SECRET}, args=("--trace", str(trace))) as d:
+    args = ("--trace", str(trace), "--credential-dir", str(tmp_path))  # the host keeps its credentials there
+    with running_daemon(data_dir, env={**os.environ, "APP_SECRET": APP_SECRET}, args=args) as d:
         d.initialize()
         yield Shown(d, trace)
 

@@ -69,6 +69,7 @@ def test_a_start_that_finds_no_descriptor_fails_typed_and_the_daemon_keeps_servi
         assert failure.data.get("detail") == "tooManyOpenFiles", failure.data
         rows = daemon.request("mcpServerStatus/list", {"threadId": threads[-1]})["data"]
         assert rows[0]["lastError"]["reason"] == "startupFailed"
+        assert rows[0]["lastError"]["data"]["detail"] == "tooManyOpenFiles", "the row keeps what the answer said"
         for thread_id in threads[:-1]:
             daemon.request("thread/archive", {"threadId": thread_id}, timeout=START_TIMEOUT)
         fresh = start_thread(daemon, servers=["ev"])

@@ -66,7 +66,9 @@ refusals = {}
 for argv in (["--data-dir", sys.argv[2]], ["--data-dir", sys.argv[2], "--listen", "unix:" + sys.argv[2] + "/s"]):
     stderr = io.StringIO()
     with contextlib.redirect_stderr(stderr):
-        code = startup.serve(options.parse(argv), Path(sys.argv[2]), startup.StopSignals(), None)
+        args = options.parse(argv)
+        choice = startup.SecretStoreChoice(args.secret_store, sys.argv[2])
+        code = startup.serve(args, Path(sys.argv[2]), startup.StopSignals(), None, choice)
     refusals["listen" if "--listen" in argv else "serve"] = [code, stderr.getvalue()]
 print(json.dumps({"modules": len(names), "failures": failures, "refusals": refusals}))
 """

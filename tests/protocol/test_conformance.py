@@ -19,7 +19,8 @@ def _method_is(method: str | None) -> Any:
 
 def test_what_the_daemon_builds_conforms() -> None:
     checks = conformance()
-    initialize = json.loads(initialize_line(1, ("app", "1"), "/d"))
+    store = {"kind": "file", "backend": "files in the data dir"}
+    initialize = json.loads(initialize_line(1, ("app", "1"), "/d", store))
     assert checks.problem(initialize, _method_is("initialize")) is None
     for error in (AppError("unknownServer", "no server named 'x'", server="x"), AppError("internal", "internal error")):
         assert checks.problem({"jsonrpc": "2.0", "id": 2, "error": error.to_error()}, _method_is(None)) is None

@@ -75,6 +75,20 @@ def test_public_members_the_compat_layer_builds_on() -> None:
     assert {"request", "result_type", "request_read_timeout_seconds", "progress_callback"} <= set(send)
 
 
+def test_a_child_inherits_what_the_sdk_lets_a_stdio_server_inherit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy that lets a child start before the SDK is imported is the SDK's own set, and the environment built
+    from it is the one the SDK builds (a value starting ``()``, a shell function, is left out by both)."""
+    from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, get_default_environment
+
+    from mcp_runtime.session.launch import safe_environment
+
+    assert tuple(DEFAULT_INHERITED_ENV_VARS) == _sdk_compat.INHERITED_ENV_VARS
+    monkeypatch.setenv("TERM", "() { :; }")
+    monkeypatch.setenv("LOGNAME", "someone")
+    monkeypatch.delenv("USER", raising=False)
+    assert safe_environment() == get_default_environment()
+
+
 def test_probe_bounded_client_overrides_the_session_builder() -> None:
     from mcp import Client
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import running_daemon
+from tests.support.daemon_client import DaemonError, running_daemon
 from tests.support.fixtures import fixture_config
 from tests.support.threads import call, start_thread
 
@@ -77,3 +77,21 @@ def test_every_call_answers_on_a_full_disk_and_archives_again_once_there_is_room
         ref = again["projection"]["refs"][0]["ref"]
         read = daemon.request("thread/context/read", {"threadId": thread_id, "ref": ref})
         assert read["bytes"] > len(TEXT) and "x" * 4096 in read["data"]
+
+
+def test_a_store_write_on_a_full_disk_is_storage_full_and_changes_nothing(small_disk: Path) -> None:
+    data_dir = small_disk
+    with running_daemon(data_dir) as daemon:
+        daemon.initialize()
+        daemon.request("mcpServer/create", {"name": "kept", "config": fixture_config()})
+        stored = (data_dir / "mcps.json").read_bytes()
+        filler = data_dir / "filler"
+        _fill(filler)
+        with pytest.raises(DaemonError) as err:
+            daemon.request("mcpServer/create", {"name": "fx", "config": fixture_config()})
+        assert (err.value.code, err.value.reason) == (-32013, "storageFull")
+        assert err.value.data["path"].endswith("mcps.json")
+        assert (data_dir / "mcps.json").read_bytes() == stored, "the store is as it was"
+        filler.unlink()
+        daemon.request("mcpServer/create", {"name": "fx", "config": fixture_config()})
+        assert [s["name"] for s in daemon.request("mcpServer/list")["data"]] == ["fx", "kept"]

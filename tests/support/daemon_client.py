@@ -280,6 +280,7 @@ class Daemon(JsonLinesClient):
         command = [*prefix, *(json.loads(artifact) if artifact else [sys.executable, "-m", "app_server"])]
         base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} if artifact else {
             **os.environ, "PYTHONPATH": str(ROOT)}
+        base.pop("DBUS_SESSION_BUS_ADDRESS", None)  # never the user's keychain: a test passes its own Secret Service
         full_env = {**base, **(env or {})}
         self.stderr_path = data_dir.parent / f"{data_dir.name}.stderr.log"
         self._stderr = self.stderr_path.open("wb")

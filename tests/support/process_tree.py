@@ -52,12 +52,21 @@ def watcher_of(daemon: int) -> int:
     return watchers[0]
 
 
-def start_family(daemon: JsonLinesClient, tmp_path: Path, name: str, *, setsid: bool = False) -> tuple[int, int]:
-    """A stdio server that leaves a grandchild (in its group, or in a session of its own with ``setsid``);
-    returns (server pid, grandchild pid)."""
+def start_family(
+    daemon: JsonLinesClient,
+    tmp_path: Path,
+    name: str,
+    *,
+    setsid: bool = False,
+    daemonize: bool = False,
+    env: dict[str, str] | None = None,
+) -> tuple[int, int]:
+    """A stdio server that leaves a grandchild (in its group, or in a session of its own with ``setsid``, or
+    double-forked away with ``daemonize``); returns (the grandchild's parent pid, grandchild pid)."""
     pid_file = tmp_path / f"{name}.pid"
     argv = script("spawn_grandchild.py")
-    env = {"FIXTURE_PID_FILE": str(pid_file), **({"FIXTURE_GRANDCHILD_SETSID": "1"} if setsid else {})}
+    env = {"FIXTURE_PID_FILE": str(pid_file), **({"FIXTURE_GRANDCHILD_SETSID": "1"} if setsid else {}),
+           **({"FIXTURE_GRANDCHILD_DAEMONIZE": "1"} if daemonize else {}), **(env or {})}
     config = {"command": argv[0], "args": argv[1:], "env": env}
     daemon.request("mcpServer/create", {"name": name, "config": config})
     daemon.request("mcpServer/start", {"name": name}, timeout=60)

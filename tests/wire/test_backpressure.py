@@ -282,3 +282,26 @@ def test_large_results_to_a_deaf_client_round_after_round(data_dir: Path) -> Non
             now, _ = memory_kib(process.pid)
             assert deaf_growth < GROWTH_WHILE_DEAF, f"round {round_number}: +{deaf_growth // MIB} MiB while deaf"
             assert (now - start) * KIB < RETURNED_WITHIN, f"round {round_number}: {(now - start) // 1024} MiB held"
+
+
+def test_the_last_status_of_a_server_reaches_a_client_that_reads_again(data_dir: Path) -> None:
+    """A thread's server becomes ready while its client is not reading and the backlog drops notifications: once
+    the client reads, the server's last status is among what it gets (kept per thread and server, never dropped)."""
+    with pausable_daemon(data_dir) as (process, client, lines):
+        thread_id = _thread_with_fixture(client)
+        slow = client.request("thread/start", {"mcpServers": {"slow": fixture_config("--init-delay", "3")}})
+        slow_id = slow["thread"]["id"]
+        lines.reading.clear()
+        params = {"threadId": thread_id, "server": "fx", "tool": "big", "arguments": {"bytes": BIG_TEXT}}
+        ids = [client.start_request("mcpServer/tool/call", params, request_id=f"fill-{i}") for i in range(6)]
+        _wait_input_consumed(process)
+        _wait_logged(data_dir.with_suffix(".log"), "notifications_dropped")
+        lines.reading.set()
+        for request_id in ids:
+            assert "result" in client.wait_response(request_id, timeout=120)
+        ready = client.wait_notification(
+            "mcpServer/startupStatus/updated",
+            lambda p: p.get("threadId") == slow_id and p["name"] == "slow" and p["status"] in ("ready", "failed"),
+            timeout=60,
+        )
+        assert ready["status"] == "ready", ready

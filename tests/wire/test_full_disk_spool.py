@@ -1,7 +1,8 @@
 """A deaf client on a full data-dir disk (SPEC §1, §5): answers that no longer fit in the spool wait in memory in
-order, no new request adds to them (past 8 MiB of unsent output one is ``overloaded``, past 16 MiB it is not read
-until the client reads), every answer arrives whole once the client reads, and the memory comes back. The results' own
-archive is full too: those answer with ``archiveError: "storageFull"``."""
+order, no new request adds to them (past 8 MiB of unsent output one is ``overloaded``, and is read to be told so
+however much the answers held weigh; past 1 MiB of those refusals input is not read until the client reads),
+every answer arrives whole once the client reads, and the memory comes back. The results' own archive is full
+too: those answer with ``archiveError: "storageFull"``."""
 
 from __future__ import annotations
 
@@ -70,9 +71,7 @@ def test_a_deaf_client_on_a_full_disk_loses_no_answer_and_the_memory_comes_back(
         assert all(a["result"]["content"][0]["text"] == "x" * BIG_TEXT for a in answers), "every answer, whole"
         full = [a for a in answers if a["result"]["projection"].get("archiveError") == "storageFull"]
         assert full, "the archive filled up too"
-        assert "result" in client.wait_response(late) or client.wait_response(late)["error"]["data"]["reason"] == (
-            "overloaded"
-        )
+        assert client.wait_response(late)["error"]["data"]["reason"] == "overloaded", "a new request while deaf"
         assert client.request("mcpServer/list", {})["data"] == [], "serving again once the client read"
         after, _ = memory_kib(process.pid)
         assert (after - before) * 1024 < RETURNED_WITHIN, f"RSS stayed {(after - before) // 1024} MiB above"

@@ -104,10 +104,13 @@ def test_the_initialize_line_is_the_catalog_result_as_the_connection_writes_it(
             "dataDir": data_dir,
             "methods": sorted(set(METHODS) - {"initialize"}),
             "notifications": sorted(NOTIFICATIONS),
+            "policy": {"source": None, "restricts": []},
+            "secretStore": {"kind": "keychain", "backend": "Secret Service"},
         }
     )
     written = b'{"jsonrpc":"2.0","id":' + compact(request_id) + b',"result":' + model_json(model) + b"}\n"
-    assert handshake.initialize_line(request_id, (name, version), data_dir) == written
+    store = {"kind": "keychain", "backend": "Secret Service"}
+    assert handshake.initialize_line(request_id, (name, version), data_dir, store) == written
 
 
 def test_autostart_waits_for_initialized_and_starts_the_servers_enabled_then(tmp_path: Path) -> None:

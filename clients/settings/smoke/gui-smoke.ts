@@ -4,7 +4,7 @@
 //
 //   node gui-smoke.js [--out build/gui-smoke] [--chromium /usr/bin/chromium] [--python .venv/bin/python]
 //                     [--daemon-command '["…/python","-m","app_server"]']
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -146,6 +146,8 @@ async function main(): Promise<number> {
   try {
     const oauth = await announced(python, "oauth_server.py");
     children.push(oauth.child);
+    const registry = await announced(python, "registry_server.py");
+    children.push(registry.child);
     context = await chromium.launchPersistentContext(join(base, "chromium-profile"), {
       executablePath: values.chromium,
       headless: true,
@@ -154,7 +156,7 @@ async function main(): Promise<number> {
     });
     const browser = context;
     host = await startHost({
-      daemonCommand,
+      daemonCommand: [...daemonCommand, "--registry-url", registry.url],
       dataDir: join(base, "data"),
       env,
       log: (line) => process.stderr.write(`host: ${line}\n`),
@@ -326,13 +328,16 @@ async function main(): Promise<number> {
       const form = page.locator("form.server-form");
       const value = await form.getByLabel("Value (Environment)").inputValue();
       assert(value === "***", `the form holds ${value === secret ? "the secret" : value}`);
+      const backend = host?.client.initializeResult?.secretStore.backend ?? "";
+      const kept = (await form.locator('[data-role="kept-in"]').first().textContent()) ?? "";
+      assert(backend !== "" && kept.includes(`kept in ${backend}`), `the stored secret's row says "${kept}"`);
       await form.getByLabel("Description", { exact: true }).fill("fixture, edited");
       await shot(page, "server-edit");
       await form.getByRole("button", { name: "Save" }).click();
       await row("fx").getByText("fixture, edited").waitFor();
       await page.locator('tr[data-server="fx"][data-status="connected"]').waitFor();
       assert(!(await domHasSecret()), "the secret is in the DOM");
-      return 'the form showed "***" and sent it back; description saved; fx ready again';
+      return `the form showed "***" (${kept}) and sent it back; description saved; fx ready again`;
     });
 
     await report.check("oauth", "login completes, row refreshed", async () => {
@@ -692,6 +697,62 @@ async function main(): Promise<number> {
       await resultText();
       const note = (await called.first().textContent()) ?? "";
       return `${opener}: the view rendered, showing "${time.trim().slice(0, 40)}"; ${note.slice(note.indexOf("the view"))}`;
+    });
+
+    await report.check("browse", "install from the registry", async () => {
+      await tab("browse");
+      await page.locator('[data-role="registry-query"]').fill("everything");
+      await page.locator('[data-role="registry-search"]').click();
+      await page.locator('[data-entry="io.github.modelcontextprotocol/everything"] button').click();
+      const detail = page.locator('[data-role="registry-detail"]');
+      await detail.locator('[data-input="EVERYTHING_TOKEN"]').fill(`registry-${secret}`);
+      assert((await detail.locator('[data-input="EVERYTHING_TOKEN"]').getAttribute("type")) === "password", "secret shown");
+      await detail.locator('[data-role="install-name"]').fill("from-registry"); // "everything" is taken above
+      await shot(page, "browse-entry");
+      await detail.locator('[data-role="install"]').click();
+      await detail.locator('[data-role="install-status"][data-status="connected"]').waitFor({ timeout: 60_000 });
+      await shot(page, "browse-installed");
+      assert(!(await domHasSecret()), "the secret is in the DOM");
+      return "searched, filled the form (secret masked), installed npm server-everything and saw it connected";
+    });
+
+    await report.check("browse", "install a bundle after consent", async () => {
+      const folder = join(base, "bundle-src");
+      mkdirSync(join(folder, "server"), { recursive: true });
+      for (const file of ["fixture_server.py", "serving.py"]) {
+        writeFileSync(join(folder, "server", file), readFileSync(join(FIXTURES, file)));
+      }
+      const manifest = {
+        manifest_version: "0.3",
+        name: "fixture-bundle",
+        display_name: "Fixture bundle",
+        version: "1.0.0",
+        description: "The SDK fixture server, bundled.",
+        author: { name: "GUI smoke" },
+        server: {
+          type: "python",
+          entry_point: "server/fixture_server.py",
+          mcp_config: { command: python, args: ["${__dirname}${/}server${/}fixture_server.py"], env: { TOKEN: "${user_config.token}" } },
+        },
+        user_config: { token: { type: "string", title: "Token", description: "A secret", sensitive: true, required: true } },
+      };
+      writeFileSync(join(folder, "manifest.json"), JSON.stringify(manifest));
+      const bundle = join(base, "fixture.mcpb");
+      const packed = spawnSync(join(ROOT, "node_modules", ".bin", "mcpb"), ["pack", folder, bundle], { encoding: "utf8" });
+      assert(packed.status === 0, `mcpb pack failed: ${packed.stderr}`);
+      await tab("browse");
+      await page.locator('[data-role="bundle-path"]').fill(bundle);
+      await page.locator('[data-role="bundle-inspect"]').click();
+      const detail = page.locator('[data-role="bundle-detail"]');
+      await detail.locator('[data-role="bundle-signature"]').waitFor();
+      await detail.locator('[data-input="token"]').fill(`bundle-${secret}`);
+      await shot(page, "bundle-consent");
+      await detail.locator('[data-role="install-name"]').fill("bundled");
+      await detail.locator('[data-role="install"]').click();
+      await detail.locator('[data-role="install-status"][data-status="connected"]').waitFor({ timeout: 60_000 });
+      await shot(page, "bundle-installed");
+      assert(!(await domHasSecret()), "the secret is in the DOM");
+      return "inspected (manifest, signature, compatibility), consented, installed and saw it connected";
     });
 
     await report.check("page", "keyboard and activity", async () => {

@@ -13,6 +13,8 @@ export const INITIALIZE_RESULT: InitializeResult = {
   dataDir: "/nowhere",
   methods: ["mcpServer/list"],
   notifications: ["mcpServer/tool/progress"],
+  policy: { source: null, restricts: [] },
+  secretStore: { kind: "file", backend: "files in the data dir" },
 };
 
 /** The daemon's end of the duplex: what the client sent, and a way to send it anything. */

@@ -40,12 +40,15 @@ export class App {
   readonly threads: Thread[] = [];
   readonly activity: Activity[] = [];
   dataDir = "";
+  /** Where the daemon keeps secrets (`initialize.secretStore.backend`), for the form to say so. */
+  secretBackend = "";
   private current: AppServerClient | undefined;
 
   constructor(private readonly hub: EventHub) {
     hub.on("connected", (client) => {
       this.current = client;
       this.dataDir = client.initializeResult?.dataDir ?? "";
+      this.secretBackend = client.initializeResult?.secretStore.backend ?? "";
       this.startups.clear();
       this.startErrors.clear();
     });

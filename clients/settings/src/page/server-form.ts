@@ -35,7 +35,8 @@ const MANAGED = new Set([
 ]);
 const REDACTED = "***";
 
-/** Rows of name → value, the value masked when it is a secret (env values, header values). */
+/** Rows of name → value, the value masked when it is a secret (env values, header values); a stored secret is
+ * never shown: it says where it is kept, and is replaced by typing a new value or removed with its row. */
 class PairsEditor {
   readonly element: HTMLElement;
   private readonly rows = h("div", { className: "pairs" });
@@ -46,6 +47,7 @@ class PairsEditor {
     private readonly valueLabel: string,
     private readonly secret: boolean,
     initial: { readonly [key: string]: string } | undefined,
+    private readonly keptIn = "",
   ) {
     this.element = h(
       "fieldset",
@@ -81,12 +83,17 @@ class PairsEditor {
       { className: "pair" },
       keyInput,
       valueInput,
-      stored ? h("span", { className: "hint" }, "stored — kept unless you type a new value") : null,
+      stored ? h("span", { className: "hint", "data-role": "kept-in" }, keptHint(this.keptIn)) : null,
       h("button", { type: "button", "aria-label": `Remove ${key || "this row"}`, onclick: () => row.remove() }, "Remove"),
     );
     this.rows.append(row);
     if (focus) keyInput.focus();
   }
+}
+
+/** What a stored secret's row says: where the value is kept, and how to change it (it is never read back). */
+function keptHint(backend: string): string {
+  return `${backend === "" ? "stored" : `kept in ${backend}`} — type a new value to replace it, or remove the row`;
 }
 
 function list(text: string, separator: RegExp): string[] | undefined {
@@ -142,11 +149,11 @@ export class ServerForm {
     const command = h("input", { type: "text", value: str("command"), spellcheck: "false" });
     const args = h("textarea", { rows: 3, spellcheck: "false" }, strings("args").join("\n"));
     const cwd = h("input", { type: "text", value: str("cwd"), spellcheck: "false" });
-    const env = new PairsEditor("Environment", "Variable", "Value", true, record("env"));
+    const env = new PairsEditor("Environment", "Variable", "Value", true, record("env"), this.app.secretBackend);
     const envVars = h("input", { type: "text", value: strings("envVars").join(", "), spellcheck: "false" });
 
     const url = h("input", { type: "url", value: str("url"), spellcheck: "false" });
-    const headers = new PairsEditor("Headers", "Header", "Value", true, record("headers"));
+    const headers = new PairsEditor("Headers", "Header", "Value", true, record("headers"), this.app.secretBackend);
     const envHeaders = new PairsEditor("Headers from the environment", "Header", "Variable", false, record("envHeaders"));
     const bearer = h("input", { type: "text", value: str("bearerTokenEnvVar"), spellcheck: "false" });
     const useOauth = h("input", { type: "checkbox", checked: oauth !== undefined, id: uid("oauth") });

@@ -3,6 +3,7 @@
 import { ActivityView } from "./activity.js";
 import type { App } from "./app.js";
 import type { Banner } from "./banner.js";
+import { BrowseView } from "./browse.js";
 import type { EventHub } from "./hub.js";
 import { PromptsView } from "./prompts.js";
 import { ResourcesView } from "./resources.js";
@@ -32,6 +33,7 @@ interface TabSpec {
 
 export const TABS = [
   { id: "servers", label: "Servers", create: (context) => new ServersView(context) },
+  { id: "browse", label: "Browse", create: (context) => new BrowseView(context) },
   { id: "tools", label: "Tools", create: (context) => new ToolsView(context) },
   { id: "prompts", label: "Prompts", create: (context) => new PromptsView(context) },
   { id: "resources", label: "Resources", create: (context) => new ResourcesView(context) },

@@ -1,0 +1,154 @@
+"""MCP Bundles through the real daemon (SPEC §15): bundles packed and signed by ``@anthropic-ai/mcpb``'s CLI are
+inspected and installed into the data dir and run; hand-made archives meet the guards."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.daemon_client import Daemon, DaemonError, running_daemon
+
+ROOT = Path(__file__).resolve().parents[2]
+MCPB = ROOT / "node_modules" / ".bin" / "mcpb"
+FIXTURES = ROOT / "scripts" / "smoke" / "fixtures"
+
+
+def manifest(version: str = "1.0.0", **extra: Any) -> dict[str, Any]:
+    return {
+        "manifest_version": "0.3",
+        "name": "fixture-bundle",
+        "display_name": "Fixture bundle",
+        "version": version,
+        "description": "The SDK fixture server, bundled.",
+        "author": {"name": "Tests"},
+        "server": {
+            "type": "python",
+            "entry_point": "server/fixture_server.py",
+            "mcp_config": {
+                "command": sys.executable,  # the test's Python has the SDK; a bundle names its interpreter so
+                "args": ["${__dirname}${/}server${/}fixture_server.py", "--name", "${user_config.label}"],
+                "env": {"BUNDLE_TOKEN": "${user_config.token}"},
+            },
+        },
+        "tools": [{"name": "echo", "description": "Echoes"}],
+        "user_config": {
+            "label": {"type": "string", "title": "Label", "description": "The server's name", "default": "bundled"},
+            "token": {
+                "type": "string",
+                "title": "Token",
+                "description": "A secret",
+                "sensitive": True,
+                "required": True,
+            },
+        },
+    } | extra
+
+
+def pack(tmp: Path, document: dict[str, Any], name: str = "fixture.mcpb", sign: bool = False) -> Path:
+    folder = tmp / f"src-{name}"
+    (folder / "server").mkdir(parents=True)
+    shutil.copy(FIXTURES / "fixture_server.py", folder / "server")
+    shutil.copy(FIXTURES / "serving.py", folder / "server")
+    (folder / "manifest.json").write_text(json.dumps(document))
+    out = tmp / name
+    subprocess.run([str(MCPB), "pack", str(folder), str(out)], check=True, capture_output=True, timeout=60)
+    if sign:
+        subprocess.run([str(MCPB), "sign", str(out), "--self-signed"], check=True, capture_output=True, timeout=60)
+    return out
+
+
+def install(d: Daemon, path: Path, name: str = "bund", **inputs: Any) -> dict[str, Any]:
+    params = {"name": name, "source": {"bundle": {"path": str(path)}}, "inputs": inputs}
+    return d.request("mcpServer/install", params, timeout=60)["server"]  # type: ignore[no-any-return]
+
+
+def test_inspect_shows_manifest_inputs_compatibility_and_signature(tmp_path: Path, daemon: Daemon) -> None:
+    plain, signed = pack(tmp_path, manifest()), pack(tmp_path, manifest(), "signed.mcpb", sign=True)
+    seen = daemon.request("mcpServer/bundle/inspect", {"path": str(plain)})
+    assert seen["manifest"]["name"] == "fixture-bundle" and seen["manifest"]["displayName"] == "Fixture bundle"
+    assert seen["manifest"]["tools"] == [{"name": "echo", "description": "Echoes"}]
+    assert {i["key"]: i["secret"] for i in seen["inputs"]} == {"label": False, "token": True}
+    assert seen["compatibility"] == {"ok": True} and seen["signature"] == "unsigned"
+    assert daemon.request("mcpServer/bundle/inspect", {"path": str(signed)})["signature"] == "signed"
+    tampered = tmp_path / "tampered.mcpb"
+    data = bytearray(signed.read_bytes())
+    content = bytes(data[: data.rfind(b"MCPB_SIG_V1")])
+    at = data.find(hashlib.sha256(content).digest())  # the signed digest of the content, inside the PKCS#7 block
+    assert at > len(content)
+    data[at] ^= 0xFF
+    tampered.write_bytes(bytes(data))
+    assert daemon.request("mcpServer/bundle/inspect", {"path": str(tampered)})["signature"] == "invalid"
+
+
+def test_a_bundle_installs_runs_upgrades_keeping_inputs_and_delete_removes_it(tmp_path: Path, data_dir: Path) -> None:
+    with running_daemon(data_dir) as d:
+        d.initialize()
+        with pytest.raises(DaemonError) as missing:
+            install(d, pack(tmp_path, manifest()))
+        assert missing.value.reason == "missingInput" and missing.value.data["input"] == "token"
+        row = install(d, pack(tmp_path, manifest(), "again.mcpb"), token="bundle-secret-1", label="mine")
+        folder = data_dir / "bundles" / "fixture-bundle" / "1.0.0"
+        assert row["source"] == "bundle:fixture-bundle@1.0.0"
+        assert row["config"]["args"] == [str(folder / "server" / "fixture_server.py"), "--name", "mine"]
+        assert row["config"]["env"] == {"BUNDLE_TOKEN": "***"}
+        assert (folder / "manifest.json").is_file() and stat.S_IMODE(folder.stat().st_mode) == 0o700
+        started = d.request("mcpServer/start", {"name": "bund"}, timeout=60)
+        assert started["status"]["runtimeStatus"] == "connected"
+        newer = install(d, pack(tmp_path, manifest("1.1.0"), "newer.mcpb"))  # no inputs given: the earlier ones
+        assert newer["source"] == "bundle:fixture-bundle@1.1.0" and newer["config"]["args"][-1] == "mine"
+        assert not folder.exists() and (data_dir / "bundles" / "fixture-bundle" / "1.1.0").is_dir()
+        stored = json.loads((data_dir / "mcps.json").read_text())["mcpServers"]["bund"]
+        assert "BUNDLE_TOKEN" in stored["env"]  # the sensitive input was kept (in the store or its secret store)
+        d.request("mcpServer/delete", {"name": "bund"})
+        assert not (data_dir / "bundles" / "fixture-bundle").exists()
+        assert "bundle-secret-1" not in d.stderr()
+
+
+def _zip(path: Path, entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("manifest.json", json.dumps(manifest()))
+        for info, data in entries:
+            archive.writestr(info, data)
+    return path
+
+
+def _refused(d: Daemon, path: Path) -> DaemonError:
+    with pytest.raises(DaemonError) as refused:
+        d.request("mcpServer/bundle/inspect", {"path": str(path)})
+    with pytest.raises(DaemonError):
+        install(d, path, token="x")
+    return refused.value
+
+
+def test_hand_made_archives_meet_the_guards(tmp_path: Path, data_dir: Path) -> None:
+    link = zipfile.ZipInfo("server/link")
+    link.external_attr = (stat.S_IFLNK | 0o777) << 16
+    fifo = zipfile.ZipInfo("server/pipe")
+    fifo.external_attr = (stat.S_IFIFO | 0o600) << 16
+    with running_daemon(data_dir) as d:
+        d.initialize()
+        for entry in ("../escape.txt", "/etc/evil", "server/../../escape"):
+            refused = _refused(d, _zip(tmp_path / "dots.mcpb", [(entry, b"x")]))
+            assert refused.reason == "unsafeBundle" and refused.code == -32012 and refused.data["entry"] == entry
+        assert _refused(d, _zip(tmp_path / "link.mcpb", [(link, b"/etc/passwd")])).reason == "unsafeBundle"
+        assert _refused(d, _zip(tmp_path / "fifo.mcpb", [(fifo, b"")])).reason == "unsafeBundle"
+        bomb = _refused(d, _zip(tmp_path / "bomb.mcpb", [("zeros.bin", bytes(32 << 20))]))
+        assert bomb.reason == "bundleTooLarge" and bomb.data["measure"] == "ratio" and bomb.code == -32013
+        with zipfile.ZipFile(tmp_path / "bad.mcpb", "w") as archive:
+            archive.writestr("manifest.json", json.dumps({"manifest_version": "0.3", "name": "x", "version": "1"}))
+        bad = _refused(d, tmp_path / "bad.mcpb")
+        assert bad.reason == "invalidBundle" and any(e["message"] for e in bad.data["errors"])
+        with zipfile.ZipFile(tmp_path / "dots-name.mcpb", "w") as archive:
+            archive.writestr("manifest.json", json.dumps(manifest() | {"name": ".."}))
+        assert _refused(d, tmp_path / "dots-name.mcpb").reason == "invalidBundle"  # never bundles/../<version>
+        assert not (data_dir / "bundles" / "fixture-bundle" / "1.0.0").exists()
+        assert not (tmp_path / "escape.txt").exists()
