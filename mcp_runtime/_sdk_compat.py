@@ -46,6 +46,8 @@ PRIVATE_MEMBERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "ClientSession._build_capabilities": ("mcp.client.session.ClientSession", ("self", "version")),
     "ClientSession._elicitation_callback": ("mcp.client.session.ClientSession", ()),
     "ClientSession._absorb_tool_listing": ("mcp.client.session.ClientSession", ("self", "result", "complete")),
+    "ClientSession._stamp": ("mcp.client.session.ClientSession", ()),
+    "ClientSession._dispatcher": ("mcp.client.session.ClientSession", ()),
     "OAuthClientProvider._refresh_token": ("mcp.client.auth.OAuthClientProvider", ("self",)),
     "OAuthClientProvider._handle_refresh_response": ("mcp.client.auth.OAuthClientProvider", ("self", "response")),
     "OAuthClientProvider._handle_token_response": ("mcp.client.auth.OAuthClientProvider", ("self", "response")),
@@ -79,34 +81,49 @@ async def load_sdk() -> None:
 
 @functools.cache
 def plain_client() -> type[Client]:
-    """``Client`` whose sessions advertise elicitation as form-only (SPEC §5): with a callback, the SDK advertises
-    URL mode too, and a thread has no URL mode to forward (it declines every URL request)."""
+    """``Client`` whose sessions with an elicitation callback (thread connections) also declare task support
+    (SPEC §5, §16); the SDK already advertises both elicitation modes with a callback, and none without."""
     from mcp import Client
 
-    class FormOnlyClient(Client):
+    class ThreadCapableClient(Client):
         async def _build_session(self, exit_stack: Any) -> Any:
             session = await super()._build_session(exit_stack)
-            advertise_form_elicitation_only(session)
+            advertise_tasks(session)
             return session
 
-    return FormOnlyClient
+    return ThreadCapableClient
 
 
-def advertise_form_elicitation_only(session: ClientSession) -> None:
-    """Drop URL mode from the elicitation capability this session advertises, in every era (the handshake's
-    ``capabilities`` and the 2026 envelope's both come from ``_build_capabilities``)."""
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+"""2026-07-28 carries tasks as an extension; 2025-11-25 as the ``tasks`` capability."""
+
+
+def advertise_tasks(session: ClientSession) -> None:
+    """Add task support to the capabilities a session with an elicitation callback advertises, in every era
+    (the handshake's ``capabilities`` and the 2026 envelope's both come from ``_build_capabilities``)."""
     import mcp_types as types
 
     build = session._build_capabilities
 
-    def form_only(version: str) -> types.ClientCapabilities:
+    def with_tasks(version: str) -> types.ClientCapabilities:
         capabilities = build(version)
         if capabilities.elicitation is None:
             return capabilities
-        form = types.ElicitationCapability(form=types.FormElicitationCapability())
-        return capabilities.model_copy(update={"elicitation": form})
+        extensions = {**(capabilities.extensions or {}), TASKS_EXTENSION: {}}
+        return capabilities.model_copy(update={"tasks": types.ClientTasksCapability(), "extensions": extensions})
 
-    session._build_capabilities = form_only  # type: ignore[method-assign]
+    session._build_capabilities = with_tasks  # type: ignore[method-assign]
+
+
+async def send_unchecked(session: ClientSession, request: Any, *, timeout_s: float) -> dict[str, Any]:
+    """Send a request whose answer the session must not check against its method's core result: a ``tools/call``
+    sent as a task is answered with a ``CreateTaskResult``, which the session would refuse as a bad
+    ``CallToolResult``."""
+    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    opts: Any = {}
+    session._stamp(data, opts)
+    opts["timeout"] = timeout_s
+    return await session._dispatcher.send_raw_request(data["method"], data.get("params"), opts)
 
 
 @functools.cache

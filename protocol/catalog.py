@@ -56,7 +56,7 @@ METHODS: dict[str, MethodSpec] = {
     "mcpServer/start": MethodSpec("server.ServerNameParams", "status.ServerStartResult"),
     "mcpServer/stop": MethodSpec("server.ServerNameParams", "base.Empty"),
     "mcpServer/resource/read": MethodSpec("resource.ResourceReadParams", "resource.ResourceReadResult"),
-    "mcpServer/tool/call": MethodSpec("tool.ToolCallParams", "tool.ToolCallResult"),
+    "mcpServer/tool/call": MethodSpec("tool.ToolCallParams", "task.ToolCallAnswer"),
     "mcpTool/list": MethodSpec("tool.ToolListParams", "tool.ToolListResult"),
     "mcpTool/listForContext": MethodSpec("tool.ToolListForContextParams", "tool.ToolListForContextResult"),
     "mcpTool/search": MethodSpec("tool.ToolSearchParams", "tool.ToolSearchResult"),
@@ -74,6 +74,11 @@ METHODS: dict[str, MethodSpec] = {
     "thread/read": MethodSpec("thread.ThreadReadParams", "thread.ThreadReadResult"),
     "thread/archive": MethodSpec("thread.ThreadIdParams", "thread.ThreadResult"),
     "thread/context/read": MethodSpec("thread.ContextReadParams", "thread.ContextReadResult"),
+    "mcpServer/completion/complete": MethodSpec("completion.CompletionParams", "completion.CompletionResult"),
+    "mcpServer/task/list": MethodSpec("task.TaskListParams", "task.TaskListResult"),
+    "mcpServer/task/get": MethodSpec("task.TaskParams", "task.TaskResult"),
+    "mcpServer/task/result": MethodSpec("task.TaskParams", "tool.ToolCallResult"),
+    "mcpServer/task/cancel": MethodSpec("task.TaskParams", "task.TaskResult"),
 }
 
 NOTIFICATIONS: dict[str, NotificationSpec] = {
@@ -81,6 +86,8 @@ NOTIFICATIONS: dict[str, NotificationSpec] = {
     "mcpServer/oauthLogin/completed": NotificationSpec("status.OAuthLoginCompleted"),
     "mcpServer/tool/progress": NotificationSpec("tool.ToolProgress"),
     "serverRequest/resolved": NotificationSpec("elicitation.ServerRequestResolved"),
+    "mcpServer/elicitation/completed": NotificationSpec("elicitation.ElicitationCompleted"),
+    "mcpServer/task/updated": NotificationSpec("task.TaskUpdated"),
     "mcp:tools_updated": NotificationSpec("tool.ToolsUpdated"),
     "mcp:resources_updated": NotificationSpec("resource.ResourcesUpdated"),
     "mcp:resource_updated": NotificationSpec("resource.ResourceUpdated"),

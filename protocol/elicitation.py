@@ -159,20 +159,34 @@ class ElicitationFormSchema(OpenModel):
 
 
 class ElicitationRequest(WireModel):
-    """`mcpServer/elicitation/request`: a server asks the user to fill a form during a tool call.
+    """`mcpServer/elicitation/request`: a server asks the user for something during a tool call.
 
-    Sent only to the connection whose call is waiting; nothing else crosses the boundary (no session or raw MCP
-    ids). Answer it with an `ElicitationResponse`.
+    `mode: "form"`: fill `requestedSchema`. `mode: "url"`: open `url` (checked by the daemon: https, or
+    http to loopback; no userinfo) in a browser, after showing its full origin; `accept` means the user agreed to
+    open it, and the server's completion notice arrives as `mcpServer/elicitation/completed` with the same
+    `elicitationId`. Sent only to the connection whose call is waiting; nothing else crosses the boundary (no
+    session or raw MCP ids). Answer it with an `ElicitationResponse`.
     """
 
     thread_id: str = Field(description="The thread whose tool call is waiting on the answer.")
     turn_id: str | None = Field(description="The turn the call belongs to, as the call gave it, or null.")
     server_name: str = Field(description="The MCP server asking.")
-    mode: Literal["form"] = Field(description="Always `form` (URL-mode elicitation is declined upstream).")
-    message: str = Field(description="What the server says the form is for; show it to the user.")
-    requested_schema: Annotated[dict[str, Any], PublishedAs(ElicitationFormSchema)] = Field(
-        description="The form to fill."
+    mode: Literal["form", "url"] = Field(description="`form` (fill `requestedSchema`) or `url` (open `url`).")
+    message: str = Field(description="What the server says it is for; show it to the user.")
+    requested_schema: Annotated[dict[str, Any], PublishedAs(ElicitationFormSchema)] | None = Field(
+        default=None, description="With `form`: the form to fill."
     )
+    url: str | None = Field(default=None, description="With `url`: the page to open (the daemon never opens it).")
+    elicitation_id: str | None = Field(
+        default=None, description="With `url`: the server's id for it, named again by its completion notice."
+    )
+
+
+class ElicitationCompleted(WireModel):
+    """`mcpServer/elicitation/completed`: the server says the out-of-band interaction of a URL elicitation ended."""
+
+    thread_id: str = Field(description="The thread of the tool call that asked.")
+    elicitation_id: str = Field(description="The `elicitationId` of the URL elicitation.")
 
 
 ElicitationValue = TypeAliasType(
@@ -206,13 +220,15 @@ class ServerRequestResolved(WireModel):
     """`serverRequest/resolved`: sent to the answering connection before the answer goes upstream.
 
     `action` is what the server is told. `reason: "invalidElicitationResponse"` (with `errors`) marks a `cancel`
-    the daemon chose because the answer did not fit `requestedSchema`, not the user's cancel.
+    the daemon chose because the answer did not fit `requestedSchema`, not the user's cancel; `reason: "timeout"`
+    one the call's own timeout chose (a form's open time never counts toward it).
     """
 
     thread_id: str = Field(description="The thread of the tool call that asked.")
     request_id: str | int = Field(description="The id of the server request that is resolved.")
     action: ElicitationAction = Field(description="What the server is told.")
-    reason: Literal["invalidElicitationResponse"] | None = Field(
-        default=None, description="Set when the daemon cancelled because the answer did not fit the form."
+    reason: Literal["invalidElicitationResponse", "timeout"] | None = Field(
+        default=None,
+        description="Set when the daemon cancelled: the answer did not fit the form, or the call timed out.",
     )
     errors: list[ValidationIssue] | None = Field(default=None, description="How the answer missed the form.")

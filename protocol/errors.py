@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import Field
 from typing_extensions import TypeAliasType
 
-from protocol.base import OpenModel
+from protocol.base import OpenModel, WireModel
 from protocol.constants import TransportName
 from protocol.elicitation import ValidationIssue
 from protocol.install import PolicyRule
@@ -135,6 +135,30 @@ class ThreadArchivedErrorData(ErrorDetails):
 
     reason: Literal["threadArchived"]
     thread_id: str | None = Field(default=None, description="The thread.")
+
+
+class UnknownTaskErrorData(ErrorDetails):
+    """The thread has no task with this id (never started there, or forgotten after its TTL)."""
+
+    reason: Literal["unknownTask"]
+    task_id: str = Field(description="The id given (at most 64 characters of it).")
+
+
+class UrlElicitation(WireModel):
+    """A URL the server asks a person to visit before it will answer (a checked URL: https, or http to loopback)."""
+
+    mode: Literal["url"] = Field(description="Always `url`.")
+    url: str = Field(description="The page to open, after showing its full origin.")
+    elicitation_id: str = Field(description="Named again by `mcpServer/elicitation/completed` when it is done.")
+    message: str = Field(description="What the server says it is for.")
+
+
+class UrlElicitationRequiredErrorData(ErrorDetails):
+    """The server will not answer the call until a person visits a URL (MCP `-32042`); retry the call after
+    `mcpServer/elicitation/completed`."""
+
+    reason: Literal["urlElicitationRequired"]
+    elicitations: list[UrlElicitation] = Field(description="The URLs to visit (those that failed the checks left out).")
 
 
 class UnknownServerErrorData(ErrorDetails):
@@ -286,7 +310,7 @@ class TransportNotAllowedErrorData(ErrorDetails):
 class LimitErrorData(ErrorDetails):
     """A count limit was exceeded."""
 
-    reason: Literal["tooManyServers", "tooManyTools", "catalogTooLarge", "tooManyPages"]
+    reason: Literal["tooManyServers", "tooManyTools", "catalogTooLarge", "tooManyPages", "tooManyTasks"]
     limit: int = Field(description="The limit.")
 
 
@@ -430,6 +454,8 @@ ErrorData = TypeAliasType(
         | PathErrorData
         | InternalErrorData
         | UnknownThreadErrorData
+        | UnknownTaskErrorData
+        | UrlElicitationRequiredErrorData
         | ThreadArchivedErrorData
         | UnknownServerErrorData
         | ToolErrorData

@@ -72,6 +72,14 @@ class ServerStatus(WireModel):
     stderr_tail: str | None = Field(
         default=None, description="The end of a stdio server's stderr (secrets redacted), after a failure."
     )
+    instructions: str | None = Field(
+        default=None,
+        description="What the server says about how to use it (its `instructions`, at most 8 KiB), with `detail: "
+        "full`: data for the host, which decides whether a model sees it; the daemon never injects it.",
+    )
+    instructions_truncated: bool | None = Field(
+        default=None, description="`true` when `instructions` was cut to 8 KiB."
+    )
 
 
 class ServerStatusListParams(PageParams):

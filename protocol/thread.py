@@ -39,10 +39,22 @@ class ThreadStartParams(WireModel):
     )
 
 
+class ServerInstructions(WireModel):
+    """A server's `instructions`, as data for the host (which decides whether a model sees them)."""
+
+    instructions: str = Field(description="What the server says about how to use it (at most 8 KiB).")
+    instructions_truncated: bool | None = Field(default=None, description="`true` when cut to 8 KiB.")
+
+
 class ThreadResult(WireModel):
     """The thread as it is now."""
 
     thread: Thread = Field(description="The thread.")
+    instructions: dict[str, ServerInstructions] | None = Field(
+        default=None,
+        description="`thread/start`: the `instructions` of the thread's servers already known to the daemon (from "
+        "their management connections), by server name; a thread's own status rows carry them once connected.",
+    )
 
 
 class ThreadListParams(PageParams):

@@ -122,6 +122,18 @@ class ToolCallParams(WireModel):
         description="Who calls: the model, or a server's own view (`app`); each reaches only the tools whose "
         "`ui.visibility` names it (`toolNotAllowed` otherwise).",
     )
+    background: bool = Field(
+        default=False,
+        description="Answer at once with a task (`{task}`) and run the call in the background; read it with "
+        "`mcpServer/task/result`.",
+    )
+    ttl_ms: int | None = Field(
+        default=None,
+        ge=1000,
+        le=86_400_000,
+        strict=True,
+        description="With `background`: how long the finished task is kept (default one hour, at most 24 hours).",
+    )
 
 
 class ProjectionRef(WireModel):

@@ -10,6 +10,7 @@ from app_server.handlers.registry import method
 from app_server.wire.connection import EncodedResult
 from mcp_runtime import admin_policy
 from protocol.base import Empty
+from protocol.completion import CompletionParams, CompletionResult
 from protocol.prompt import PromptGetParams, PromptGetResult, PromptListParams, PromptListResult
 from protocol.resource import (
     ResourceListParams,
@@ -90,6 +91,11 @@ async def resource_list(ctx: RequestContext, params: ResourceListParams) -> Reso
     resources, templates = await owner(ctx, params.thread_id).resources(params.server)
     data, next_cursor = page(resources, params.cursor, None)
     return ResourceListResult(resources=data, resource_templates=templates, next_cursor=next_cursor)
+
+
+@method("mcpServer/completion/complete", CompletionParams)
+async def completion(ctx: RequestContext, params: CompletionParams) -> CompletionResult:
+    return await owner(ctx, params.thread_id).complete(params)
 
 
 @method("mcpServer/resource/read", ResourceReadParams)

@@ -14,9 +14,12 @@ from app_server.handlers.paging import page
 from app_server.handlers.registry import method
 from app_server.wire.connection import EncodedResult
 from mcp_runtime import admin_policy
+from protocol.jsonrpc import AppError
+from protocol.task import BackgroundCall
 from protocol.thread import (
     ContextReadParams,
     ContextReadResult,
+    ServerInstructions,
     ThreadIdParams,
     ThreadListParams,
     ThreadListResult,
@@ -30,7 +33,18 @@ from protocol.tool import ToolCallParams, ToolProgress
 
 @method("thread/start", ThreadStartParams)
 def thread_start(ctx: RequestContext, params: ThreadStartParams) -> ThreadResult:
-    return ThreadResult(thread=ctx.daemon.threads.start(_admit(ctx, params), ctx.connection))
+    thread = ctx.daemon.threads.start(_admit(ctx, params), ctx.connection)
+    known: dict[str, ServerInstructions] = {}
+    for name in thread.servers:  # answered at once: only what a management connection already holds
+        try:
+            row = ctx.daemon.manager.status(name)
+        except AppError:
+            continue
+        if row.instructions:
+            known[name] = ServerInstructions(
+                instructions=row.instructions, instructions_truncated=row.instructions_truncated
+            )
+    return ThreadResult(thread=thread, instructions=known or None)
 
 
 def _admit(ctx: RequestContext, params: ThreadStartParams) -> ThreadStartParams:
@@ -72,7 +86,7 @@ async def thread_archive(ctx: RequestContext, params: ThreadIdParams) -> ThreadR
 
 
 @method("mcpServer/tool/call", ToolCallParams)
-async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResult:
+async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResult | BackgroundCall:
     runtime = ctx.daemon.thread_runtime(params.thread_id)
     thread_id = runtime.thread_id
     ctx.daemon.threads.follow(thread_id, ctx.connection)
@@ -93,6 +107,22 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResul
             ),
         )
 
+    channel = ctx.daemon.elicitation_channel(connection)
+    if params.background:  # answered at once; the call runs in the thread and reports to this connection
+        runtime.status(params.server)  # unknownServer now, not in the task
+        task = runtime.tasks.start_call(
+            runtime.call_tool,
+            params.server,
+            params.tool,
+            params.arguments,
+            ttl_ms=params.ttl_ms,
+            turn_id=params.turn_id,
+            timeout_ms=params.timeout_ms,
+            meta=params.meta,
+            channel=channel,
+            origin=params.origin,
+        )
+        return BackgroundCall(task=task)
     answer = await runtime.call_tool(
         params.server,
         params.tool,
@@ -101,7 +131,7 @@ async def tool_call(ctx: RequestContext, params: ToolCallParams) -> EncodedResul
         timeout_ms=params.timeout_ms,
         meta=params.meta,
         progress=progress,
-        channel=ctx.daemon.elicitation_channel(connection),
+        channel=channel,
         origin=params.origin,
     )
     return EncodedResult(answer)

@@ -23,6 +23,7 @@ from mcp_runtime.events import EventSink
 from mcp_runtime.oauth import needs_login
 from mcp_runtime.oauth.credentials import CREDENTIALS_FILE
 from mcp_runtime.owners.auth import auth_status, connection_auth, watch_login
+from mcp_runtime.owners.completion import complete
 from mcp_runtime.owners.preview import UI_SCHEME, preview_content, typed_contents, view_too_large
 from mcp_runtime.owners.status import CredentialsStamp, Detail, RowKey, StatusCache
 from mcp_runtime.secrets.configs import revealed
@@ -301,6 +302,7 @@ class SlotOwner(ABC):
                 raise AppError("unknownPrompt", f"server {server} has no prompt {name}", server=server, prompt=name)
             return PromptGetResult.model_validate(await slot.get_prompt(name, arguments))
 
+    complete = complete  # a prompt's or template's argument completed through this owner's connection (SPEC §16)
     async def resources(self, server: str | None = None) -> tuple[list[ResourceView], list[ResourceTemplateView]]:
         slots = sorted((await self._slots(server)).items())
         resources = [ResourceView.model_validate({**r, "server": name}) for name, s in slots for r in s.state.resources]

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from mcp_runtime.owners.elicitation import CANCELLED, Resolution, resolve_answer
+import anyio
+
+from mcp_runtime.owners.elicitation import CANCELLED, Ending, Resolution, resolve_answer
 from protocol.elicitation import ElicitationRequest
 from protocol.jsonrpc import AppError
 
@@ -34,9 +36,13 @@ class ElicitationChannel:
         self._peer = peer
         self._request_ids = request_ids
 
-    async def ask(self, request: ElicitationRequest) -> Resolution:
+    def notify(self, method: str, params: Any) -> int:
+        """A notification to this connection only (a URL elicitation's completion notice)."""
+        return self._peer.notify(method, params)
+
+    async def ask(self, request: ElicitationRequest, ending: Ending) -> Resolution:
         """Ask the connection; its answer judged against the form, and the judgement reported to it (answered,
-        connection closed, or cancelled with the call) before it goes upstream."""
+        connection closed, or cut off with the call: ``ending`` says how) before it goes upstream."""
         request_id = self._request_ids()
         resolution = CANCELLED
         try:
@@ -45,6 +51,9 @@ class ElicitationChannel:
                 resolution = resolve_answer(response["result"], request.requested_schema)
         except AppError:
             resolution = CANCELLED
+        except anyio.get_cancelled_exc_class():
+            resolution = ending()
+            raise
         finally:
             self._peer.notify("serverRequest/resolved", resolution.resolved(request.thread_id, request_id))
         return resolution

@@ -1,4 +1,5 @@
-"""A server's elicitation in a thread (SPEC §7): which waiting tool call is asked, and what its answer is judged to be.
+"""A server's elicitation in a thread (SPEC §7, §16): which waiting tool call is asked (form or URL), and what its
+answer is judged to be.
 
 The answer is judged once, here (``resolve_answer``): the calling connection's channel (``channel``) reports the
 judgement to it (``serverRequest/resolved``) and the runtime passes the same judgement upstream, so the client is
@@ -9,19 +10,18 @@ from __future__ import annotations
 
 import contextvars
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import anyio
 import structlog
 
 from mcp_runtime.catalog.schemas import errors, non_finite, validator
+from mcp_runtime.owners.deadline import CallDeadline
+from mcp_runtime.owners.url_elicitation import UrlElicitations, acceptable_url
 from protocol.elicitation import ElicitationFormSchema, ElicitationRequest, ServerRequestResolved, ValidationIssue
-
-if TYPE_CHECKING:
-    from mcp_runtime.owners.channel import ElicitationChannel
 
 log = structlog.get_logger("mcp_runtime.elicitation")
 
@@ -72,15 +72,30 @@ class Resolution:
 
 CANCELLED = Resolution("cancel")
 """No answer at all (connection closed, the call ended, the client answered with an error)."""
+TIMED_OUT = Resolution("cancel", reason="timeout")
+"""The call's own time ran out while the form was being shown to the client."""
+
+Ending = Callable[[], Resolution]
+"""What an elicitation cut off before its answer is resolved as: ``CANCELLED``, or ``TIMED_OUT``."""
+
+
+class Asker(Protocol):
+    """Where a call's elicitations go: the calling connection's channel (``owners/channel.py``), or a background
+    task's view of it."""
+
+    async def ask(self, request: ElicitationRequest, ending: Ending) -> Resolution: ...
+
+    def notify(self, method: str, params: Any) -> int: ...
 
 
 def _invalid(found: list[dict[str, str]]) -> Resolution:
     return Resolution("cancel", reason=INVALID_RESPONSE, errors=tuple(found[:MAX_ERRORS]))
 
 
-def resolve_answer(answer: Any, schema: dict[str, Any]) -> Resolution:
+def resolve_answer(answer: Any, schema: dict[str, Any] | None) -> Resolution:
     """The client's answer judged against the form it was shown: malformed, or ``accept`` content that does not
-    fit ``requestedSchema``, is a cancel with the reason and the errors (never forwarded)."""
+    fit ``requestedSchema``, is a cancel with the reason and the errors (never forwarded). A URL elicitation
+    (``schema`` None) carries no content: ``accept`` only says the user agreed to open the URL."""
     if not isinstance(answer, dict):
         return _invalid([{"path": "", "message": "the answer is not an object"}])
     action = answer.get("action")
@@ -91,6 +106,8 @@ def resolve_answer(answer: Any, schema: dict[str, Any]) -> Resolution:
         return _invalid([{"path": "content", "message": "content must be an object"}])
     if action != "accept":
         return Resolution(action)
+    if schema is None:
+        return Resolution("accept")
     from jsonschema.exceptions import SchemaError
 
     content = content if content is not None else {}
@@ -116,18 +133,33 @@ class Call:
     owner: object
     server: str
     turn_id: str | None
-    channel: ElicitationChannel | None
+    channel: Asker | None
     elicitations: set[anyio.CancelScope] = field(default_factory=set)
+    deadline: CallDeadline | None = None
+    task_id: str | None = None
+    """The server-side task the call runs as, once created (its requests for input name it)."""
+    timed_out: bool = False
     _settled: anyio.Event | None = None
+
+    def task_started(self, task_id: str) -> None:
+        self.task_id = task_id
+
+    def ending(self) -> Resolution:
+        return TIMED_OUT if self.timed_out else CANCELLED
 
     @contextmanager
     def waiting(self) -> Iterator[None]:
-        """An elicitation this call waits on, cancelled (and waited for) when the call ends."""
+        """An elicitation this call waits on (the call's deadline stops meanwhile), cancelled (and waited for)
+        when the call ends."""
         with anyio.CancelScope() as scope:
             self.elicitations.add(scope)
+            if self.deadline is not None:
+                self.deadline.pause()
             try:
                 yield
             finally:
+                if self.deadline is not None:
+                    self.deadline.resume()
                 self.elicitations.discard(scope)
                 if not self.elicitations and self._settled is not None:
                     self._settled.set()
@@ -149,43 +181,65 @@ current_call: contextvars.ContextVar[Call | None] = contextvars.ContextVar("mcp_
 """The call whose task is running: in the 2026 era the SDK drives input-required rounds inside that task."""
 
 
-def attribute(owner: object, server: str, calls: list[Call]) -> Call | None:
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+
+
+def attribute(owner: object, server: str, calls: list[Call], params: Any = None) -> Call | None:
     """The one waiting call an elicitation belongs to, or None (then it is declined): the running call in the
-    2026 era; in the 2025 era the request arrives on the session's own loop, so only a single call in flight
-    on that server in this thread can be its owner."""
+    2026 era; in the 2025 era the request arrives on the session's own loop, so it is the call whose task it
+    names (a task's request for input says which task), else the single call in flight on that server."""
     call = current_call.get()
     if call is not None:
         return call if call.owner is owner and call.server == server and call in calls else None
+    meta = getattr(params, "meta", None)
+    related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+    task_id = related.get("taskId") if isinstance(related, dict) else None
+    if isinstance(task_id, str):
+        return next((call for call in calls if call.task_id == task_id), None)
     return calls[0] if len(calls) == 1 else None
 
 
-async def elicit(thread_id: str, server: str, call: Call | None, params: Any) -> Any:
-    """Ask the calling client (form mode only) and pass its judged answer upstream; URL mode is declined."""
+async def elicit(thread_id: str, server: str, call: Call | None, params: Any, urls: UrlElicitations) -> Any:
+    """Ask the calling client and pass its judged answer upstream. A form outside MCP's primitive fields, or a URL
+    that fails the checks, is declined without asking anyone."""
     from mcp_types import ElicitResult
 
-    if getattr(params, "mode", "form") != "form":
-        return ElicitResult(action="decline")
     if call is None or call.channel is None:
         log.info("elicitation_declined_unattributed", server=server, thread_id=thread_id)
         return ElicitResult(action="decline")
-    raw_schema = params.requested_schema
-    schema: Any = (
-        raw_schema.model_dump(by_alias=True, mode="json", exclude_none=True)
-        if hasattr(raw_schema, "model_dump")
-        else raw_schema
-    )
-    if not _form_check().is_valid(schema):
-        log.info("elicitation_declined_unsupported_form", server=server, thread_id=thread_id)
-        return ElicitResult(action="decline")
-    request = ElicitationRequest(
-        thread_id=thread_id,
-        turn_id=call.turn_id,
-        server_name=server,
-        mode="form",
-        message=params.message,
-        requested_schema=schema,
-    )
+    if getattr(params, "mode", "form") == "url":
+        if not acceptable_url(params.url):
+            log.info("elicitation_declined_unsafe_url", server=server, thread_id=thread_id)
+            return ElicitResult(action="decline")
+        request = ElicitationRequest(
+            thread_id=thread_id,
+            turn_id=call.turn_id,
+            server_name=server,
+            mode="url",
+            message=params.message,
+            url=params.url,
+            elicitation_id=params.elicitation_id,
+        )
+        urls.remember(server, params.elicitation_id, call.channel.notify)
+    else:
+        raw_schema = params.requested_schema
+        schema: Any = (
+            raw_schema.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if hasattr(raw_schema, "model_dump")
+            else raw_schema
+        )
+        if not _form_check().is_valid(schema):
+            log.info("elicitation_declined_unsupported_form", server=server, thread_id=thread_id)
+            return ElicitResult(action="decline")
+        request = ElicitationRequest(
+            thread_id=thread_id,
+            turn_id=call.turn_id,
+            server_name=server,
+            mode="form",
+            message=params.message,
+            requested_schema=schema,
+        )
     resolution = CANCELLED
     with call.waiting():
-        resolution = await call.channel.ask(request)
+        resolution = await call.channel.ask(request, call.ending)
     return resolution.result()

@@ -11,6 +11,7 @@ subscribe wakes one first.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -25,12 +26,15 @@ from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.oauth import logs_in, needs_login
 from mcp_runtime.owners import elicitation as _elicitation
 from mcp_runtime.owners.base import SlotOwner
-from mcp_runtime.owners.channel import ElicitationChannel
-from mcp_runtime.owners.elicitation import Call
+from mcp_runtime.owners.deadline import FORM_BACKSTOP_S, CallDeadline, runs_as_task
+from mcp_runtime.owners.elicitation import Asker, Call
 from mcp_runtime.owners.preview import resource_read_fact
 from mcp_runtime.owners.projection import project, tool_call_json, unarchived
 from mcp_runtime.owners.status import CredentialsStamp
+from mcp_runtime.owners.tasks import BackgroundTasks
 from mcp_runtime.owners.thread_server import ThreadServer
+from mcp_runtime.owners.url_elicitation import UrlElicitations
+from mcp_runtime.owners.wake import announce_changes
 from mcp_runtime.session.errors import timeout_error
 from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
 from mcp_runtime.storage.archive import ThreadArchive
@@ -73,6 +77,9 @@ class McpThreadRuntime(SlotOwner):
         self._record_fact = record_fact
         self._archive = archive
         self._closed = False
+        self._urls = UrlElicitations(thread_id)
+        self.tasks = BackgroundTasks(thread_id, spawner)
+        """Its background calls (SPEC §16)."""
 
     # ------------------------------------------------------------- lifecycle
 
@@ -93,6 +100,7 @@ class McpThreadRuntime(SlotOwner):
         _elicitation.current_call.set(None)  # a copied context: a session started here must not see a call
         try:
             carried = server.slot.subscriptions if server.slot is not None else ()
+            kept = server.slot.state if server.slot is not None else None  # the catalog a woken server had
             try:
                 slot = await self._new_slot(
                     name, server.config, subscriptions=carried, elicitation=self._elicitation_handler(name)
@@ -101,6 +109,7 @@ class McpThreadRuntime(SlotOwner):
                 server.error, server.slot = exc, None
                 return
             server.slot = slot
+            slot.on_elicitation_complete = functools.partial(self._urls.completed, name)
             try:
                 await self._start_slot(name, slot)
             except AppError as exc:
@@ -109,6 +118,7 @@ class McpThreadRuntime(SlotOwner):
                 server.error = AppError("cancelled", f"start of {name} was interrupted", server=name)
                 raise
             else:
+                announce_changes(self._sink, name, self.thread_id, kept, slot.state)
                 self._schedule_sleep(name, server)
         finally:
             server.woke(server.error)
@@ -146,6 +156,7 @@ class McpThreadRuntime(SlotOwner):
     async def aclose(self) -> None:
         """Close every slot (interrupting starts) and reap every child."""
         self._closed = True
+        await self.tasks.aclose()
         async with anyio.create_task_group() as tg:
             for server in self._servers.values():
                 if server.slot is not None:
@@ -248,7 +259,7 @@ class McpThreadRuntime(SlotOwner):
         timeout_ms: int | None = None,
         meta: dict[str, Any] | None = None,
         progress: ProgressCallback | None = None,
-        channel: ElicitationChannel | None = None,
+        channel: Asker | None = None,
         origin: Visibility = "model",
     ) -> bytes:
         """Execute one tool call: its ``ToolCallResult`` JSON (``isError`` results included), projected and with
@@ -270,12 +281,24 @@ class McpThreadRuntime(SlotOwner):
             entry.calls.append(call)
             token = _elicitation.current_call.set(call)
             try:
-                with anyio.move_on_after(limit_ms / 1000) as deadline:
+                with anyio.CancelScope() as scope:
+                    call.deadline = CallDeadline(scope, limit_ms / 1000)  # stops while a form is open
                     result = await slot.call_tool(
-                        tool, arguments, timeout_s=limit_ms / 1000, progress=progress, meta=meta
+                        tool,
+                        arguments,
+                        timeout_s=limit_ms / 1000 + FORM_BACKSTOP_S,
+                        progress=progress,
+                        meta=meta,
+                        as_task=runs_as_task(spec.tool),
+                        task_started=call.task_started,
                     )
-                if deadline.cancelled_caught:
+                if scope.cancelled_caught:
+                    call.timed_out = True
                     raise timeout_error(server, limit_ms, tool=tool)
+            except AppError as exc:
+                if exc.reason == "urlElicitationRequired":
+                    raise self._urls.required(server, exc, channel.notify if channel is not None else None) from None
+                raise
             finally:
                 _elicitation.current_call.reset(token)
                 entry.calls.remove(call)
@@ -315,7 +338,7 @@ class McpThreadRuntime(SlotOwner):
 
     def _elicitation_handler(self, server: str) -> ElicitationHandler:
         async def handler(_ctx: Any, params: Any) -> Any:
-            call = None if self._closed else _elicitation.attribute(self, server, self._servers[server].calls)
-            return await _elicitation.elicit(self.thread_id or "", server, call, params)
+            call = None if self._closed else _elicitation.attribute(self, server, self._servers[server].calls, params)
+            return await _elicitation.elicit(self.thread_id or "", server, call, params, self._urls)
 
         return handler

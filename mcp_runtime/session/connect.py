@@ -89,6 +89,7 @@ async def handshake(client: Client, server: str, config: McpServerConfig, elicit
         server_info=dump(info) if info is not None else None,
         capabilities=dump(capabilities) if capabilities is not None else None,
         protocol_version=client.protocol_version,
+        instructions=session.instructions,
     )
     catalog = await fetch_catalog(session, server, KINDS)
     return replace(state, status="connected", **catalog)

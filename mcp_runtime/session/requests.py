@@ -33,9 +33,12 @@ async def call_tool(
     meta: dict[str, Any] | None,
     modern: bool,
     relisted: Callable[[], None],
+    as_task: bool = False,
+    task_started: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """``tools/call`` sent through the session ourselves: the result comes back even when its
-    ``structuredContent`` does not match the ``outputSchema`` (the caller validates and reports)."""
+    ``structuredContent`` does not match the ``outputSchema`` (the caller validates and reports). ``as_task``
+    runs it as a 2025-11-25 task (SPEC §16), followed to its result here."""
     import mcp_types as types
     from mcp.shared.exceptions import MCPError
 
@@ -75,7 +78,18 @@ async def call_tool(
     async def typed_retry(responses: types.InputResponses | None, state: str | None) -> Any:
         return await send_relisting(responses, state, _sdk_compat.call_result_adapter())
 
-    raw = cast("dict[str, Any]", await send_relisting(None, None))
+    if as_task and not modern:
+        from mcp_runtime.session.task_call import TASK_TTL_MS, call_as_task
+
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams(
+                name=name, arguments=arguments, meta=meta, task=types.TaskMetadata(ttl=TASK_TTL_MS)
+            )
+        )
+        raw = await call_as_task(client, request, timeout_s=timeout_s, progress=progress, started=task_started)
+        types.CallToolResult.model_validate(raw, by_name=False)  # as the session checks a plain call's result
+    else:
+        raw = cast("dict[str, Any]", await send_relisting(None, None))
     if modern and raw.get("resultType") == "input_required":
         first = _sdk_compat.call_result_adapter().validate_python(raw, by_name=False)
         return dump(await _sdk_compat.drive_input_required(client, first, typed_retry))
@@ -119,7 +133,7 @@ def map_error(
     """The typed error of a failed request, and whether it also ends the session (lost, or a login lost); None for
     an exception no rule maps (a bug, which goes on as it is)."""
     from mcp.shared.exceptions import MCPError
-    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, URL_ELICITATION_REQUIRED
     from pydantic import ValidationError
 
     if isinstance(exc, AppError):
@@ -129,6 +143,10 @@ def map_error(
             if marked.reason == "invalidOutput":
                 marked.details.setdefault("server", server)
             return marked, needs_login(marked.reason)
+        if exc.code == URL_ELICITATION_REQUIRED:  # the thread runtime keeps only the elicitations it checked
+            message = f"{server} asks for a URL to be visited before this call"
+            raw = exc.error.data.get("elicitations") if isinstance(exc.error.data, dict) else None
+            return AppError("urlElicitationRequired", message, server=server, elicitations=raw), False
         if exc.code == REQUEST_TIMEOUT:
             return timeout_error(server, timeout_ms, tool=tool, method=method), False
         if exc.code == CONNECTION_CLOSED:

@@ -91,6 +91,8 @@ class SessionSlot:
         self._gate = CallGate()
         self._refresher = CatalogRefresher(name, self._gate)
         self._listen = ListenStream(name, subscriptions)
+        self.on_elicitation_complete: Callable[[str], None] | None = None
+        """Told each URL elicitation the server says is complete (a thread routes it to the connection asked)."""
 
     # ----------------------------------------------------------------- state
 
@@ -267,6 +269,9 @@ class SessionSlot:
             self._refresher.mark("resources")
         elif isinstance(message, types.PromptListChangedNotification):
             self._refresher.mark("prompts")
+        elif isinstance(message, types.ElicitCompleteNotification):
+            if self.on_elicitation_complete is not None:
+                self.on_elicitation_complete(message.params.elicitation_id)
         elif isinstance(message, types.ResourceUpdatedNotification):
             self._sink(
                 "mcp:resource_updated",
@@ -320,8 +325,11 @@ class SessionSlot:
         timeout_s: float,
         progress: ProgressCallback | None = None,
         meta: dict[str, Any] | None = None,
+        as_task: bool = False,
+        task_started: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
-        """``tools/call``; the result comes back even when ``structuredContent`` misses its ``outputSchema``."""
+        """``tools/call`` (as a task when ``as_task``); the result comes back even when ``structuredContent``
+        misses its ``outputSchema``."""
         client = self._require()
         with self._gate, self._typed_failures(tool=name, timeout_ms=timeout_s * 1000):
             return await _requests.call_tool(
@@ -333,12 +341,20 @@ class SessionSlot:
                 meta=meta,
                 modern=self.modern,
                 relisted=lambda: self._refresher.mark("tools"),
+                as_task=as_task,
+                task_started=task_started,
             )
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
         client = self._require()
         with self._typed_failures(method="prompts/get"):
             return dump(await client.get_prompt(name, arguments))
+
+    async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None) -> dict[str, Any]:
+        """``completion/complete`` (the caller checks the ``completions`` capability first)."""
+        client = self._require()
+        with self._typed_failures(method="completion/complete"):
+            return dump(await client.session.complete(ref, argument, context))
 
     async def read_resource(self, uri: str) -> dict[str, Any]:
         client = self._require()

@@ -27,6 +27,7 @@ class ConnectionState:
     stderr_tail: str | None = None
     dropped_tools: tuple[str, ...] = ()
     """Tools the server listed with invalid ``x-mcp-header`` annotations, left out of the catalog."""
+    instructions: str | None = None
 
 
 _KEPT_DETAILS = ("detail", "command", "searched", "variable", "step", "path")
@@ -58,7 +59,21 @@ def server_status(
         auth_status=auth,
         last_error=state.last_error or _dropped(state.dropped_tools),
         stderr_tail=state.stderr_tail,
+        **bounded_instructions(state.instructions),
     )
+
+
+MAX_INSTRUCTIONS_BYTES = 8192
+
+
+def bounded_instructions(text: str | None) -> dict[str, Any]:
+    """A server's ``instructions`` as a row carries them: at most 8 KiB (whole characters), marked when cut."""
+    if not text:
+        return {}
+    raw = text.encode()
+    if len(raw) <= MAX_INSTRUCTIONS_BYTES:
+        return {"instructions": text}
+    return {"instructions": raw[:MAX_INSTRUCTIONS_BYTES].decode(errors="ignore"), "instructions_truncated": True}
 
 
 def _dropped(tools: tuple[str, ...]) -> ErrorInfo | None:

@@ -40,6 +40,12 @@ export interface AudioContent {
   _meta?: { [key: string]: unknown };
 }
 
+/** The answer to a background `mcpServer/tool/call`: the task, at once. */
+export interface BackgroundCall {
+  /** The task now running. */
+  task: TaskInfo;
+}
+
 /** The bytes of a binary resource, base64-encoded. */
 export interface BlobResourceContents {
   /** The URI of the resource this is the content of. */
@@ -189,6 +195,44 @@ export interface ClientInfo {
   title?: string;
 }
 
+/** The argument being typed and what has been typed so far. */
+export interface CompletionArgument {
+  /** The argument's name. */
+  name: string;
+  /** Its value so far. */
+  value: string;
+}
+
+/** Arguments already filled, which a server may use to narrow its suggestions. */
+export interface CompletionContext {
+  /** The other arguments' values, by name. */
+  arguments?: { [key: string]: string };
+}
+
+/** `mcpServer/completion/complete`: suggestions for one argument, from the management connection or a thread's. */
+export interface CompletionParams {
+  /** The server that offers the prompt or template. */
+  server: string;
+  /** Ask through this thread's connection; else management. */
+  threadId?: string;
+  /** The prompt or resource template whose argument it is. */
+  ref: PromptRef | ResourceTemplateRef;
+  /** The argument and its value so far. */
+  argument: CompletionArgument;
+  /** The arguments already filled. */
+  context?: CompletionContext;
+}
+
+/** The server's suggestions (none from a server without the `completions` capability). */
+export interface CompletionResult {
+  /** Suggested values, best first (at most 100). */
+  values: string[];
+  /** How many there are in all, when the server says. */
+  total?: number;
+  /** More exist than were sent. */
+  hasMore: boolean;
+}
+
 /** A thread's server and an app server share a name but not a config. */
 export interface ConflictingServerConfigErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
@@ -249,6 +293,14 @@ export interface ContextReadResult {
   mimeType?: string;
 }
 
+/** `mcpServer/elicitation/completed`: the server says the out-of-band interaction of a URL elicitation ended. */
+export interface ElicitationCompleted {
+  /** The thread of the tool call that asked. */
+  threadId: string;
+  /** The `elicitationId` of the URL elicitation. */
+  elicitationId: string;
+}
+
 /** The form an elicitation asks to be filled: a flat object of primitive fields. */
 export interface ElicitationFormSchema {
   /** The JSON Schema dialect, if named. */
@@ -262,10 +314,13 @@ export interface ElicitationFormSchema {
 }
 
 /**
- * `mcpServer/elicitation/request`: a server asks the user to fill a form during a tool call.
+ * `mcpServer/elicitation/request`: a server asks the user for something during a tool call.
  *
- * Sent only to the connection whose call is waiting; nothing else crosses the boundary (no session or raw MCP
- * ids). Answer it with an `ElicitationResponse`.
+ * `mode: "form"`: fill `requestedSchema`. `mode: "url"`: open `url` (checked by the daemon: https, or
+ * http to loopback; no userinfo) in a browser, after showing its full origin; `accept` means the user agreed to
+ * open it, and the server's completion notice arrives as `mcpServer/elicitation/completed` with the same
+ * `elicitationId`. Sent only to the connection whose call is waiting; nothing else crosses the boundary (no
+ * session or raw MCP ids). Answer it with an `ElicitationResponse`.
  */
 export interface ElicitationRequest {
   /** The thread whose tool call is waiting on the answer. */
@@ -274,12 +329,16 @@ export interface ElicitationRequest {
   turnId: string | null;
   /** The MCP server asking. */
   serverName: string;
-  /** Always `form` (URL-mode elicitation is declined upstream). */
-  mode: "form";
-  /** What the server says the form is for; show it to the user. */
+  /** `form` (fill `requestedSchema`) or `url` (open `url`). */
+  mode: "form" | "url";
+  /** What the server says it is for; show it to the user. */
   message: string;
-  /** The form to fill. */
-  requestedSchema: ElicitationFormSchema;
+  /** With `form`: the form to fill. */
+  requestedSchema?: ElicitationFormSchema;
+  /** With `url`: the page to open (the daemon never opens it). */
+  url?: string;
+  /** With `url`: the server's id for it, named again by its completion notice. */
+  elicitationId?: string;
 }
 
 /** The answer to `mcpServer/elicitation/request`: the user's decision and, with `accept`, the form's values. */
@@ -350,6 +409,8 @@ export type ErrorData =
   | PathErrorData
   | InternalErrorData
   | UnknownThreadErrorData
+  | UnknownTaskErrorData
+  | UrlElicitationRequiredErrorData
   | ThreadArchivedErrorData
   | UnknownServerErrorData
   | ToolErrorData
@@ -385,6 +446,14 @@ export type ErrorData =
   | UnsafeBundleErrorData
   | BundleTooLargeErrorData
   | PolicyDeniedErrorData;
+
+/** Fields any reason may carry. */
+export interface ErrorDetails {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: string;
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+}
 
 /** A typed failure carried inside a result or event (never a traceback). */
 export interface ErrorInfo {
@@ -474,6 +543,7 @@ export type ErrorReason =
   | "timeout"
   | "tooManyPages"
   | "tooManyServers"
+  | "tooManyTasks"
   | "tooManyTools"
   | "toolNotAllowed"
   | "transportNotAllowed"
@@ -483,13 +553,15 @@ export type ErrorReason =
   | "unknownRegistryEntry"
   | "unknownResource"
   | "unknownServer"
+  | "unknownTask"
   | "unknownThread"
   | "unknownTool"
   | "unsafeBundle"
   | "unsafeEnv"
   | "unsafePath"
   | "unsupported"
-  | "upstreamError";
+  | "upstreamError"
+  | "urlElicitationRequired";
 
 /** A header name or value the policy refuses. */
 export interface HeaderErrorData {
@@ -926,7 +998,7 @@ export interface LegacyTitledEnumSchema {
 /** A count limit was exceeded. */
 export interface LimitErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
-  reason: "tooManyServers" | "tooManyTools" | "catalogTooLarge" | "tooManyPages";
+  reason: "tooManyServers" | "tooManyTools" | "catalogTooLarge" | "tooManyPages" | "tooManyTasks";
   /** The MCP server the error is about, if one is. */
   server?: string;
   /** The limit. */
@@ -1251,6 +1323,14 @@ export interface PromptMessage {
   content: ContentBlock;
 }
 
+/** A prompt, by name. */
+export interface PromptRef {
+  /** Always `prompt`. */
+  type: "prompt";
+  /** The prompt's name on its server. */
+  name: string;
+}
+
 /** A prompt a server offers, with the server it comes from. */
 export interface PromptView {
   /** The server that offers it. */
@@ -1559,6 +1639,14 @@ export interface ResourceTemplate {
   _meta?: { [key: string]: unknown };
 }
 
+/** A resource template, by its URI template. */
+export interface ResourceTemplateRef {
+  /** Always `resource`. */
+  type: "resource";
+  /** The template's `uriTemplate`. */
+  uri: string;
+}
+
 /** A resource template a server lists, with the server it comes from. */
 export interface ResourceTemplateView {
   /** An RFC 6570 URI template; fill it in to get a URI to read. */
@@ -1726,6 +1814,14 @@ export interface ServerInfo {
   version: string;
 }
 
+/** A server's `instructions`, as data for the host (which decides whether a model sees them). */
+export interface ServerInstructions {
+  /** What the server says about how to use it (at most 8 KiB). */
+  instructions: string;
+  /** `true` when cut to 8 KiB. */
+  instructionsTruncated?: boolean;
+}
+
 /** `mcpServer/list`: the stored servers, a page at a time, or just the ones named. */
 export interface ServerListParams {
   /** Where to continue: the `nextCursor` of the previous page. */
@@ -1781,7 +1877,8 @@ export interface ServerRecord {
  * `serverRequest/resolved`: sent to the answering connection before the answer goes upstream.
  *
  * `action` is what the server is told. `reason: "invalidElicitationResponse"` (with `errors`) marks a `cancel`
- * the daemon chose because the answer did not fit `requestedSchema`, not the user's cancel.
+ * the daemon chose because the answer did not fit `requestedSchema`, not the user's cancel; `reason: "timeout"`
+ * one the call's own timeout chose (a form's open time never counts toward it).
  */
 export interface ServerRequestResolved {
   /** The thread of the tool call that asked. */
@@ -1790,8 +1887,8 @@ export interface ServerRequestResolved {
   requestId: string | number;
   /** What the server is told. */
   action: "accept" | "decline" | "cancel";
-  /** Set when the daemon cancelled because the answer did not fit the form. */
-  reason?: "invalidElicitationResponse";
+  /** Set when the daemon cancelled: the answer did not fit the form, or the call timed out. */
+  reason?: "invalidElicitationResponse" | "timeout";
   /** How the answer missed the form. */
   errors?: ValidationIssue[];
 }
@@ -1837,6 +1934,10 @@ export interface ServerStatus {
   lastError?: ErrorInfo;
   /** The end of a stdio server's stderr (secrets redacted), after a failure. */
   stderrTail?: string;
+  /** What the server says about how to use it (its `instructions`, at most 8 KiB), with `detail: full`: data for the host, which decides whether a model sees it; the daemon never injects it. */
+  instructions?: string;
+  /** `true` when `instructions` was cut to 8 KiB. */
+  instructionsTruncated?: boolean;
 }
 
 /** `mcpServerStatus/list`: the live state of every server, or of one. */
@@ -2049,6 +2150,62 @@ export interface SyncAppResult {
   warnings?: string[];
 }
 
+/** One background call: where it is, and what it runs. */
+export interface TaskInfo {
+  /** The task's id in its thread. */
+  taskId: string;
+  /** `working`, `input_required` (a form waits on the user), `completed`, `failed` or `cancelled`. */
+  status: "working" | "input_required" | "completed" | "failed" | "cancelled";
+  /** When it started (ISO 8601, UTC). */
+  createdAt: string;
+  /** When its status last changed (ISO 8601, UTC). */
+  lastUpdatedAt?: string;
+  /** What it is doing, in plain words. */
+  statusMessage?: string;
+  /** The server running the tool. */
+  server?: string;
+  /** The tool's name on that server. */
+  tool?: string;
+  /** How long it is kept once finished, in milliseconds (then `unknownTask`). */
+  ttlMs?: number;
+}
+
+/** `mcpServer/task/list`: the background calls of a thread (running, and finished ones still kept). */
+export interface TaskListParams {
+  /** The thread. */
+  threadId: string;
+}
+
+/** The thread's tasks, oldest first. */
+export interface TaskListResult {
+  /** The tasks. */
+  data: TaskInfo[];
+}
+
+/** `mcpServer/task/get|result|cancel`: one task of a thread. */
+export interface TaskParams {
+  /** The thread that started it. */
+  threadId: string;
+  /** The task. */
+  taskId: string;
+}
+
+/** `mcpServer/task/get` and `mcpServer/task/cancel`: the task as it is now. */
+export interface TaskResult {
+  /** The task. */
+  task: TaskInfo;
+}
+
+/** `mcpServer/task/updated`: a background call's status changed (sent to the connection that started it). */
+export interface TaskUpdated {
+  /** The thread of the task. */
+  threadId: string;
+  /** The task as it is now. */
+  task: TaskInfo;
+  /** With `failed`: why, as the call's error data. */
+  error?: ErrorDetails;
+}
+
 /** A block of text. */
 export interface TextContent {
   /** Always `text`. */
@@ -2149,6 +2306,8 @@ export interface ThreadReadResult {
 export interface ThreadResult {
   /** The thread. */
   thread: Thread;
+  /** `thread/start`: the `instructions` of the thread's servers already known to the daemon (from their management connections), by server name; a thread's own status rows carry them once connected. */
+  instructions?: { [key: string]: ServerInstructions };
 }
 
 /** `thread/start`: a new thread with its server set; its servers connect in the background. */
@@ -2240,6 +2399,9 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 
+/** `mcpServer/tool/call`'s answer: the result, or with `background: true` the task that will produce it. */
+export type ToolCallAnswer = ToolCallResult | BackgroundCall;
+
 /**
  * `mcpServer/tool/call`: run a tool in a thread (the only way tools run).
  *
@@ -2264,6 +2426,13 @@ export interface ToolCallParams {
    * @default "model"
    */
   origin?: "model" | "app";
+  /**
+   * Answer at once with a task (`{task}`) and run the call in the background; read it with `mcpServer/task/result`.
+   * @default false
+   */
+  background?: boolean;
+  /** With `background`: how long the finished task is kept (default one hour, at most 24 hours). */
+  ttlMs?: number;
 }
 
 /**
@@ -2522,6 +2691,16 @@ export interface UnknownServerErrorData {
   server: string;
 }
 
+/** The thread has no task with this id (never started there, or forgotten after its TTL). */
+export interface UnknownTaskErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "unknownTask";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The id given (at most 64 characters of it). */
+  taskId: string;
+}
+
 /** No thread has this id. */
 export interface UnknownThreadErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
@@ -2621,6 +2800,31 @@ export interface UpstreamErrorData {
   mcpMessage: string;
 }
 
+/** A URL the server asks a person to visit before it will answer (a checked URL: https, or http to loopback). */
+export interface UrlElicitation {
+  /** Always `url`. */
+  mode: "url";
+  /** The page to open, after showing its full origin. */
+  url: string;
+  /** Named again by `mcpServer/elicitation/completed` when it is done. */
+  elicitationId: string;
+  /** What the server says it is for. */
+  message: string;
+}
+
+/**
+ * The server will not answer the call until a person visits a URL (MCP `-32042`); retry the call after
+ * `mcpServer/elicitation/completed`.
+ */
+export interface UrlElicitationRequiredErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "urlElicitationRequired";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The URLs to visit (those that failed the checks left out). */
+  elicitations: UrlElicitation[];
+}
+
 /** One way a value misses what was asked: where (a dotted path, "" for the whole) and why, in plain words. */
 export interface ValidationIssue {
   /** Where: a dotted path into the value ("" for the value itself). */
@@ -2641,6 +2845,7 @@ export type ClientRequest =
   | { method: "mcpResource/subscribe"; id: RequestId; params: ResourceSubscribeParams }
   | { method: "mcpResource/unsubscribe"; id: RequestId; params: ResourceSubscribeParams }
   | { method: "mcpServer/bundle/inspect"; id: RequestId; params: BundleInspectParams }
+  | { method: "mcpServer/completion/complete"; id: RequestId; params: CompletionParams }
   | { method: "mcpServer/create"; id: RequestId; params: ServerCreateParams }
   | { method: "mcpServer/delete"; id: RequestId; params: ServerNameParams }
   | { method: "mcpServer/enabled/set"; id: RequestId; params: ServerEnabledSetParams }
@@ -2654,6 +2859,10 @@ export type ClientRequest =
   | { method: "mcpServer/start"; id: RequestId; params: ServerNameParams }
   | { method: "mcpServer/stop"; id: RequestId; params: ServerNameParams }
   | { method: "mcpServer/syncAllToLive"; id: RequestId; params?: SyncAllToLiveParams }
+  | { method: "mcpServer/task/cancel"; id: RequestId; params: TaskParams }
+  | { method: "mcpServer/task/get"; id: RequestId; params: TaskParams }
+  | { method: "mcpServer/task/list"; id: RequestId; params: TaskListParams }
+  | { method: "mcpServer/task/result"; id: RequestId; params: TaskParams }
   | { method: "mcpServer/tool/call"; id: RequestId; params: ToolCallParams }
   | { method: "mcpServer/update"; id: RequestId; params: ServerUpdateParams }
   | { method: "mcpServerStatus/list"; id: RequestId; params?: ServerStatusListParams }
@@ -2675,6 +2884,7 @@ export type ClientParamsByMethod = {
   "mcpResource/subscribe": ResourceSubscribeParams;
   "mcpResource/unsubscribe": ResourceSubscribeParams;
   "mcpServer/bundle/inspect": BundleInspectParams;
+  "mcpServer/completion/complete": CompletionParams;
   "mcpServer/create": ServerCreateParams;
   "mcpServer/delete": ServerNameParams;
   "mcpServer/enabled/set": ServerEnabledSetParams;
@@ -2688,6 +2898,10 @@ export type ClientParamsByMethod = {
   "mcpServer/start": ServerNameParams;
   "mcpServer/stop": ServerNameParams;
   "mcpServer/syncAllToLive": SyncAllToLiveParams;
+  "mcpServer/task/cancel": TaskParams;
+  "mcpServer/task/get": TaskParams;
+  "mcpServer/task/list": TaskListParams;
+  "mcpServer/task/result": TaskParams;
   "mcpServer/tool/call": ToolCallParams;
   "mcpServer/update": ServerUpdateParams;
   "mcpServerStatus/list": ServerStatusListParams;
@@ -2710,6 +2924,7 @@ export type ClientResponseByMethod = {
   "mcpResource/subscribe": Empty;
   "mcpResource/unsubscribe": Empty;
   "mcpServer/bundle/inspect": BundleInspectResult;
+  "mcpServer/completion/complete": CompletionResult;
   "mcpServer/create": ServerResult;
   "mcpServer/delete": Empty;
   "mcpServer/enabled/set": ServerResult;
@@ -2723,7 +2938,11 @@ export type ClientResponseByMethod = {
   "mcpServer/start": ServerStartResult;
   "mcpServer/stop": Empty;
   "mcpServer/syncAllToLive": SyncAllToLiveResult;
-  "mcpServer/tool/call": ToolCallResult;
+  "mcpServer/task/cancel": TaskResult;
+  "mcpServer/task/get": TaskResult;
+  "mcpServer/task/list": TaskListResult;
+  "mcpServer/task/result": ToolCallResult;
+  "mcpServer/tool/call": ToolCallAnswer;
   "mcpServer/update": ServerResult;
   "mcpServerStatus/list": ServerStatusListResult;
   "mcpTool/list": ToolListResult;
@@ -2746,8 +2965,10 @@ export type ServerNotification =
   | { method: "mcp:resource_updated"; params: ResourceUpdated }
   | { method: "mcp:resources_updated"; params: ResourcesUpdated }
   | { method: "mcp:tools_updated"; params: ToolsUpdated }
+  | { method: "mcpServer/elicitation/completed"; params: ElicitationCompleted }
   | { method: "mcpServer/oauthLogin/completed"; params: OAuthLoginCompleted }
   | { method: "mcpServer/startupStatus/updated"; params: StartupStatusUpdated }
+  | { method: "mcpServer/task/updated"; params: TaskUpdated }
   | { method: "mcpServer/tool/progress"; params: ToolProgress }
   | { method: "serverRequest/resolved"; params: ServerRequestResolved };
 
@@ -2756,8 +2977,10 @@ export type ServerNotificationParamsByMethod = {
   "mcp:resource_updated": ResourceUpdated;
   "mcp:resources_updated": ResourcesUpdated;
   "mcp:tools_updated": ToolsUpdated;
+  "mcpServer/elicitation/completed": ElicitationCompleted;
   "mcpServer/oauthLogin/completed": OAuthLoginCompleted;
   "mcpServer/startupStatus/updated": StartupStatusUpdated;
+  "mcpServer/task/updated": TaskUpdated;
   "mcpServer/tool/progress": ToolProgress;
   "serverRequest/resolved": ServerRequestResolved;
 };
@@ -2843,6 +3066,7 @@ export const ERROR_CODES = {
   timeout: -32015,
   tooManyPages: -32013,
   tooManyServers: -32013,
+  tooManyTasks: -32013,
   tooManyTools: -32013,
   toolNotAllowed: -32012,
   transportNotAllowed: -32012,
@@ -2852,6 +3076,7 @@ export const ERROR_CODES = {
   unknownRegistryEntry: -32010,
   unknownResource: -32010,
   unknownServer: -32010,
+  unknownTask: -32010,
   unknownThread: -32010,
   unknownTool: -32010,
   unsafeBundle: -32012,
@@ -2859,6 +3084,7 @@ export const ERROR_CODES = {
   unsafePath: -32012,
   unsupported: -32012,
   upstreamError: -32014,
+  urlElicitationRequired: -32014,
 } as const satisfies { readonly [R in ErrorReason]: ErrorCode };
 
 /** The `error.data` of each reason. */
@@ -2921,6 +3147,7 @@ export type ErrorDataByReason = {
   "timeout": TimeoutErrorData;
   "tooManyPages": LimitErrorData & { reason: "tooManyPages" };
   "tooManyServers": LimitErrorData & { reason: "tooManyServers" };
+  "tooManyTasks": LimitErrorData & { reason: "tooManyTasks" };
   "tooManyTools": LimitErrorData & { reason: "tooManyTools" };
   "toolNotAllowed": ToolErrorData & { reason: "toolNotAllowed" };
   "transportNotAllowed": TransportNotAllowedErrorData;
@@ -2930,6 +3157,7 @@ export type ErrorDataByReason = {
   "unknownRegistryEntry": UnknownRegistryEntryErrorData;
   "unknownResource": UnknownResourceErrorData;
   "unknownServer": UnknownServerErrorData;
+  "unknownTask": UnknownTaskErrorData;
   "unknownThread": UnknownThreadErrorData;
   "unknownTool": ToolErrorData & { reason: "unknownTool" };
   "unsafeBundle": UnsafeBundleErrorData;
@@ -2937,6 +3165,7 @@ export type ErrorDataByReason = {
   "unsafePath": PathErrorData & { reason: "unsafePath" };
   "unsupported": UnsupportedErrorData;
   "upstreamError": UpstreamErrorData;
+  "urlElicitationRequired": UrlElicitationRequiredErrorData;
 };
 
 /** The daemon's name (`serverInfo.name`). */

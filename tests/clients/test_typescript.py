@@ -70,10 +70,11 @@ def test_bindings_export_each_name_once_and_nothing_retired() -> None:
     for reason in REASON_CODES:
         assert f'\n  | "{reason}"' in text
     # Index signatures only where the shape is open: JSON from MCP servers (schemas, `_meta`), env/header maps, and
-    # things by name (tools, servers, form fields and their answers).
+    # things by name (tools, servers and their instructions, form fields and their answers).
     open_maps = set(re.findall(r"\[key: string\]: (\w+) ", text))
     assert open_maps == {
-        "unknown", "string", "McpTool", "McpServerConfig", "PrimitiveSchemaDefinition", "ElicitationValue"
+        "unknown", "string", "McpTool", "McpServerConfig", "PrimitiveSchemaDefinition", "ElicitationValue",
+        "ServerInstructions",
     }
 
 

@@ -1,5 +1,5 @@
-"""What the daemon advertises to MCP servers (SPEC §5): a thread connection offers form elicitation only (it has no
-URL mode to forward), in both protocol eras."""
+"""What the daemon advertises to MCP servers (SPEC §5, §16): a thread connection offers both elicitation modes and
+task support, in both protocol eras."""
 
 from __future__ import annotations
 
@@ -21,8 +21,13 @@ def declared(daemon: Daemon, thread_id: str, server: str) -> Any:
 
 
 @pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28", "auto"])
-def test_thread_connections_advertise_form_elicitation_only(daemon: Daemon, protocol: str) -> None:
+def test_thread_connections_advertise_both_elicitation_modes_and_tasks(daemon: Daemon, protocol: str) -> None:
     config = fixture_config("--capabilities-tool", protocol=protocol)
     thread_id = daemon.request("thread/start", {"mcpServers": {"fx": config}})["thread"]["id"]
-    assert declared(daemon, thread_id, "fx")["elicitation"] == {"form": {}}
+    capabilities = declared(daemon, thread_id, "fx")
+    assert capabilities["elicitation"] == {"form": {}, "url": {}}
+    if protocol == "2025-11-25":
+        assert capabilities["tasks"] == {}
+    else:
+        assert capabilities["extensions"]["io.modelcontextprotocol/tasks"] == {}
 

@@ -70,6 +70,7 @@ async function main(argv: string[]): Promise<void> {
   client.on("error", (error) => log("client error", error.message));
   client.onElicitation((request) => {
     log("elicitation", { server: request.serverName, message: request.message });
+    if (request.mode === "url") return { action: "decline" }; // a host shows the URL's origin and asks first
     return fill(request.requestedSchema, { name: "Ada", age: 36 });
   });
 

@@ -4,24 +4,42 @@ import { AppServerError } from "./errors.js";
 import type { AppServerErrorOf } from "./errors.js";
 import { DAEMON_VERSION } from "./generated/protocol.js";
 import type {
+  BackgroundCall,
   ClientCapabilities,
   ClientInfo,
   ClientParamsByMethod,
   ClientResponseByMethod,
+  CompletionParams,
+  CompletionResult,
+  ElicitationFormSchema,
   ElicitationRequest,
   ElicitationResponse,
   InitializeResult,
   ServerNotificationParamsByMethod,
+  TaskInfo,
+  ToolCallParams,
+  ToolCallResult,
 } from "./generated/protocol.js";
 import { RpcConnection, violation } from "./rpc/connection.js";
-import type { NotificationMethod, RequestOptions, ServerRequestContext } from "./rpc/connection.js";
+import type {
+  NotificationMethod,
+  RequestOptions,
+  ServerRequestContext,
+} from "./rpc/connection.js";
 import type { Transport, TransportClosed } from "./rpc/transport.js";
-import type { SidecarOptions, SidecarTransport, StderrSink } from "./sidecar.js";
+import type {
+  SidecarOptions,
+  SidecarTransport,
+  StderrSink,
+} from "./sidecar.js";
 
 export type { RequestOptions } from "./rpc/connection.js";
 
 /** A method a client calls with `request` (`initialize` goes through `initialize`). */
-export type Method = Exclude<keyof ClientResponseByMethod & keyof ClientParamsByMethod, "initialize">;
+export type Method = Exclude<
+  keyof ClientResponseByMethod & keyof ClientParamsByMethod,
+  "initialize"
+>;
 
 /** The params of `method`. */
 export type ParamsOf<M extends Method> = ClientParamsByMethod[M];
@@ -47,7 +65,8 @@ export type PaginatedMethod = {
 }[Method];
 
 /** One item of a paginated method's `data`. */
-export type PageItem<M extends PaginatedMethod> = ResultOf<M> extends { data: readonly (infer T)[] } ? T : never;
+export type PageItem<M extends PaginatedMethod> =
+  ResultOf<M> extends { data: readonly (infer T)[] } ? T : never;
 
 /** How the sidecar (or any transport's peer) went away. */
 export interface SidecarExit extends TransportClosed {
@@ -71,14 +90,16 @@ export interface ClientEvents {
 }
 
 /** Every event `on` accepts: the daemon's notification methods and the client's own events. */
-export type EventName = keyof ServerNotificationParamsByMethod | keyof ClientEvents;
+export type EventName =
+  keyof ServerNotificationParamsByMethod | keyof ClientEvents;
 
 /** What an event's handler gets: a notification's params, or the client event's payload. */
-export type EventPayload<E extends EventName> = E extends keyof ServerNotificationParamsByMethod
-  ? ServerNotificationParamsByMethod[E]
-  : E extends keyof ClientEvents
-    ? ClientEvents[E]
-    : never;
+export type EventPayload<E extends EventName> =
+  E extends keyof ServerNotificationParamsByMethod
+    ? ServerNotificationParamsByMethod[E]
+    : E extends keyof ClientEvents
+      ? ClientEvents[E]
+      : never;
 
 /** What an elicitation handler is given besides the request. */
 export interface ElicitationContext extends ServerRequestContext {
@@ -88,16 +109,71 @@ export interface ElicitationContext extends ServerRequestContext {
   readonly requestId: ServerRequestContext["requestId"];
 }
 
-/** Answers `mcpServer/elicitation/request`: shows the form and returns the user's decision. */
+/** A server asks the user to fill a form (`mode: "form"`). */
+export type FormElicitationRequest = Omit<
+  ElicitationRequest,
+  "mode" | "requestedSchema" | "url" | "elicitationId"
+> & {
+  readonly mode: "form";
+  readonly requestedSchema: ElicitationFormSchema;
+};
+
+/**
+ * A server asks the user to open a URL (`mode: "url"`): show its full origin first; `accept` means the user agreed
+ * to open it (the host opens it, never the daemon). `mcpServer/elicitation/completed` with the same `elicitationId`
+ * says the server saw it done.
+ */
+export type UrlElicitationRequest = Omit<
+  ElicitationRequest,
+  "mode" | "requestedSchema" | "url" | "elicitationId"
+> & {
+  readonly mode: "url";
+  readonly url: string;
+  readonly elicitationId: string;
+};
+
+/** Either kind of elicitation, told apart by `mode`. */
+export type AnyElicitationRequest =
+  FormElicitationRequest | UrlElicitationRequest;
+
+/** Answers `mcpServer/elicitation/request`: shows the form or the URL and returns the user's decision. */
 export type ElicitationHandler = (
-  request: ElicitationRequest,
+  request: AnyElicitationRequest,
   context: ElicitationContext,
 ) => ElicitationResponse | Promise<ElicitationResponse>;
+
+/** The params of a tool call that waits for its result (no `background`). */
+export type ToolCallForegroundParams = ToolCallParams & {
+  readonly background?: false;
+};
+
+/** The params of a background tool call (answered at once with its task). */
+export type ToolCallBackgroundParams = ToolCallParams & {
+  readonly background: true;
+};
+
+/** A request as it arrived, narrowed to its mode; undefined when its fields do not fit the mode it names. */
+export function elicitationOfMode(
+  request: ElicitationRequest,
+): AnyElicitationRequest | undefined {
+  const { requestedSchema, url, elicitationId, ...common } = request;
+  if (request.mode === "form" && requestedSchema !== undefined)
+    return { ...common, mode: "form", requestedSchema };
+  if (
+    request.mode === "url" &&
+    url !== undefined &&
+    elicitationId !== undefined
+  ) {
+    return { ...common, mode: "url", url, elicitationId };
+  }
+  return undefined;
+}
 
 /** Options of a client on any transport. */
 export interface ClientOptions {
   /** Called with each message sent (`out`) and received (`in`), as JSON text: for logs and bug reports. */
-  readonly trace?: ((direction: "in" | "out", text: string) => void) | undefined;
+  readonly trace?:
+    ((direction: "in" | "out", text: string) => void) | undefined;
   /** How long a request may take when it names no `timeoutMs` (default 330 000 ms; `Infinity` never times out). */
   readonly requestTimeoutMs?: number | undefined;
 }
@@ -133,14 +209,21 @@ export interface SpawnOptions extends ClientOptions, SidecarOptions {
 }
 
 /** The client's name and version when `spawn` is given none (the package is versioned with the daemon). */
-export const CLIENT_INFO: ClientInfo = { name: "mcp-app-server-client", version: DAEMON_VERSION };
+export const CLIENT_INFO: ClientInfo = {
+  name: "mcp-app-server-client",
+  version: DAEMON_VERSION,
+};
 
 /** A request's timeout when neither it nor the client names one: longer than the daemon's own tool timeouts. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 330_000;
 const DEFAULT_START_TIMEOUT_MS = 30_000;
 const STABLE_MS = 30_000;
 const CANCEL: ElicitationResponse = { action: "cancel" };
-const CLIENT_EVENTS: ReadonlySet<string> = new Set<keyof ClientEvents>(["exit", "restarted", "error"]);
+const CLIENT_EVENTS: ReadonlySet<string> = new Set<keyof ClientEvents>([
+  "exit",
+  "restarted",
+  "error",
+]);
 
 type State = "new" | "initializing" | "ready" | "restarting" | "closed";
 type Handler = (payload: never) => void;
@@ -152,12 +235,17 @@ type Handler = (payload: never) => void;
 export class AppServerClient {
   private readonly rpc: RpcConnection;
   private readonly listeners = new Map<string, Set<Handler>>();
-  private readonly waiters: Array<{ resolve(): void; reject(error: Error): void }> = [];
+  private readonly waiters: Array<{
+    resolve(): void;
+    reject(error: Error): void;
+  }> = [];
   private readonly finishers = new Set<(error: Error) => void>();
   private elicitationHandler: ElicitationHandler | undefined;
   private state: State = "new";
   private closing = false;
-  private hello: { clientInfo: ClientInfo; capabilities: ClientCapabilities | undefined } | undefined;
+  private hello:
+    | { clientInfo: ClientInfo; capabilities: ClientCapabilities | undefined }
+    | undefined;
   private result: InitializeResult | undefined;
   private linkSince = 0;
   private relaunch: (() => Transport) | undefined;
@@ -180,8 +268,14 @@ export class AppServerClient {
       report: (error) => this.emit("error", error),
       closed: (info, lost) => this.linkClosed(info, lost),
     });
-    this.rpc.onRequest("mcpServer/elicitation/request", (request, context) => this.elicit(request, context), CANCEL);
-    this.rpc.onNotification("serverRequest/resolved", (resolved) => this.rpc.abandonServerRequest(resolved.requestId));
+    this.rpc.onRequest(
+      "mcpServer/elicitation/request",
+      (request, context) => this.elicit(request, context),
+      CANCEL,
+    );
+    this.rpc.onNotification("serverRequest/resolved", (resolved) =>
+      this.rpc.abandonServerRequest(resolved.requestId),
+    );
     this.attach(transport);
   }
 
@@ -198,13 +292,19 @@ export class AppServerClient {
     const { openStderr, startSidecar } = await import("#sidecar");
     let client: AppServerClient | undefined;
     const stderr =
-      options.stderr === undefined ? undefined : openStderr(options.stderr, (error) => client?.emit("error", error));
-    const launch = (): Transport => startSidecar(command, args, options, stderr);
+      options.stderr === undefined
+        ? undefined
+        : openStderr(options.stderr, (error) => client?.emit("error", error));
+    const launch = (): Transport =>
+      startSidecar(command, args, options, stderr);
     client = new AppServerClient(launch(), options);
     client.stderr = stderr;
     client.startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
     try {
-      await client.initialize(options.clientInfo ?? CLIENT_INFO, options.capabilities);
+      await client.initialize(
+        options.clientInfo ?? CLIENT_INFO,
+        options.capabilities,
+      );
     } catch (error) {
       await client.close();
       throw error;
@@ -237,15 +337,20 @@ export class AppServerClient {
   }
 
   /** `initialize` then `initialized`: the first thing to do on a client made with `new`. */
-  async initialize(clientInfo: ClientInfo, capabilities?: ClientCapabilities): Promise<InitializeResult> {
-    if (this.state !== "new") throw new Error("initialize was already called on this client");
+  async initialize(
+    clientInfo: ClientInfo,
+    capabilities?: ClientCapabilities,
+  ): Promise<InitializeResult> {
+    if (this.state !== "new")
+      throw new Error("initialize was already called on this client");
     this.hello = { clientInfo, capabilities };
     this.state = "initializing";
     try {
       await this.handshake();
     } catch (error) {
       if (this.state === "initializing") this.state = "new";
-      for (const waiter of this.waiters.splice(0)) waiter.reject(error as Error);
+      for (const waiter of this.waiters.splice(0))
+        waiter.reject(error as Error);
       throw error;
     }
     this.ready();
@@ -257,9 +362,99 @@ export class AppServerClient {
    * reason: `cancelled`, `timeout` and `connectionLost` with `source: "client"` when the client decided) or
    * `ProtocolViolation` (the answer does not match the protocol).
    */
-  request<M extends Method>(method: M, ...args: RequestArgs<M>): Promise<ResultOf<M>> {
-    const [params, options] = args as [ParamsOf<M> | undefined, RequestOptions | undefined];
+  request(
+    method: "mcpServer/tool/call",
+    params: ToolCallBackgroundParams,
+    options?: RequestOptions,
+  ): Promise<BackgroundCall>;
+  request(
+    method: "mcpServer/tool/call",
+    params: ToolCallForegroundParams,
+    options?: RequestOptions,
+  ): Promise<ToolCallResult>;
+  request<M extends Method>(
+    method: M,
+    ...args: RequestArgs<M>
+  ): Promise<ResultOf<M>>;
+  request<M extends Method>(
+    method: M,
+    ...args: RequestArgs<M>
+  ): Promise<ResultOf<M>> {
+    const [params, options] = args as [
+      ParamsOf<M> | undefined,
+      RequestOptions | undefined,
+    ];
     return this.call(method, params, options ?? {}) as Promise<ResultOf<M>>;
+  }
+
+  /** Run a tool in a thread and wait for its result (`mcpServer/tool/call`). */
+  callTool(
+    params: ToolCallForegroundParams,
+    options?: RequestOptions,
+  ): Promise<ToolCallResult> {
+    return this.request("mcpServer/tool/call", params, options);
+  }
+
+  /** Start a tool call in the background: resolves at once with its task (read it with `taskResult`). */
+  async startBackgroundCall(
+    params: Omit<ToolCallParams, "background">,
+    options?: RequestOptions,
+  ): Promise<TaskInfo> {
+    return (
+      await this.request(
+        "mcpServer/tool/call",
+        { ...params, background: true },
+        options,
+      )
+    ).task;
+  }
+
+  /** A thread's background calls, running and finished (kept for their TTL). */
+  async listTasks(
+    threadId: string,
+    options?: RequestOptions,
+  ): Promise<TaskInfo[]> {
+    return (await this.request("mcpServer/task/list", { threadId }, options))
+      .data;
+  }
+
+  /** One background call as it is now. */
+  async getTask(
+    threadId: string,
+    taskId: string,
+    options?: RequestOptions,
+  ): Promise<TaskInfo> {
+    return (
+      await this.request("mcpServer/task/get", { threadId, taskId }, options)
+    ).task;
+  }
+
+  /** Wait for a background call's result (rejects with the call's error). */
+  taskResult(
+    threadId: string,
+    taskId: string,
+    options?: RequestOptions,
+  ): Promise<ToolCallResult> {
+    return this.request("mcpServer/task/result", { threadId, taskId }, options);
+  }
+
+  /** Cancel a background call (upstream too); resolves with the task as it ended. */
+  async cancelTask(
+    threadId: string,
+    taskId: string,
+    options?: RequestOptions,
+  ): Promise<TaskInfo> {
+    return (
+      await this.request("mcpServer/task/cancel", { threadId, taskId }, options)
+    ).task;
+  }
+
+  /** Suggestions for a prompt's or resource template's argument as the user types (`completion/complete`). */
+  complete(
+    params: CompletionParams,
+    options?: RequestOptions,
+  ): Promise<CompletionResult> {
+    return this.request("mcpServer/completion/complete", params, options);
   }
 
   /** Every item of a paginated list, page after page (following `nextCursor`). */
@@ -271,23 +466,39 @@ export class AppServerClient {
     const seen = new Set<string>();
     let cursor: string | undefined;
     do {
-      const page = (await this.call(method, { ...params, ...(cursor === undefined ? {} : { cursor }) }, options)) as {
+      const page = (await this.call(
+        method,
+        { ...params, ...(cursor === undefined ? {} : { cursor }) },
+        options,
+      )) as {
         data: PageItem<M>[];
         nextCursor?: string;
       };
       yield* page.data;
       cursor = page.nextCursor;
       if (cursor !== undefined && seen.has(cursor)) {
-        throw violation("response", method, "/result/nextCursor", "repeats a cursor", page);
+        throw violation(
+          "response",
+          method,
+          "/result/nextCursor",
+          "repeats a cursor",
+          page,
+        );
       }
       if (cursor !== undefined) seen.add(cursor);
     } while (cursor !== undefined);
   }
 
   /** Listen to a notification (its params, checked) or a client event; returns the function that stops it. */
-  on<E extends EventName>(event: E, handler: (payload: EventPayload<E>) => void): () => void {
+  on<E extends EventName>(
+    event: E,
+    handler: (payload: EventPayload<E>) => void,
+  ): () => void {
     if (!CLIENT_EVENTS.has(event)) {
-      return this.rpc.onNotification(event as NotificationMethod, handler as (params: unknown) => void);
+      return this.rpc.onNotification(
+        event as NotificationMethod,
+        handler as (params: unknown) => void,
+      );
     }
     let handlers = this.listeners.get(event);
     if (handlers === undefined) {
@@ -319,7 +530,14 @@ export class AppServerClient {
         outcome();
       };
       const fail = (error: Error): void => settle(() => reject(error));
-      const abort = (): void => fail(AppServerError.local("cancelled", `waiting for ${event} was cancelled`, {}));
+      const abort = (): void =>
+        fail(
+          AppServerError.local(
+            "cancelled",
+            `waiting for ${event} was cancelled`,
+            {},
+          ),
+        );
       if (signal?.aborted) {
         abort();
         return;
@@ -349,7 +567,13 @@ export class AppServerClient {
       if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
         const message = `no ${event} within ${timeoutMs} ms`;
         const timer = setTimeout(
-          () => fail(AppServerError.local("timeout", message, { method: event, timeoutMs })),
+          () =>
+            fail(
+              AppServerError.local("timeout", message, {
+                method: event,
+                timeoutMs,
+              }),
+            ),
           timeoutMs,
         );
         stops.push(() => clearTimeout(timer));
@@ -365,7 +589,8 @@ export class AppServerClient {
   onElicitation(handler: ElicitationHandler): () => void {
     this.elicitationHandler = handler;
     return () => {
-      if (this.elicitationHandler === handler) this.elicitationHandler = undefined;
+      if (this.elicitationHandler === handler)
+        this.elicitationHandler = undefined;
     };
   }
 
@@ -378,8 +603,15 @@ export class AppServerClient {
     await this.closedPromise;
   }
 
-  private call(method: string, params: unknown, options: RequestOptions): Promise<unknown> {
-    return this.rpc.request(method, params, { ...options, after: this.whenReady() });
+  private call(
+    method: string,
+    params: unknown,
+    options: RequestOptions,
+  ): Promise<unknown> {
+    return this.rpc.request(method, params, {
+      ...options,
+      after: this.whenReady(),
+    });
   }
 
   private attach(transport: Transport): void {
@@ -392,14 +624,19 @@ export class AppServerClient {
     context: ServerRequestContext,
   ): ElicitationResponse | Promise<ElicitationResponse> {
     const handler = this.elicitationHandler;
-    return handler === undefined ? CANCEL : handler(request, context);
+    const typed = elicitationOfMode(request);
+    return handler === undefined || typed === undefined
+      ? CANCEL
+      : handler(typed, context);
   }
 
   private async handshake(): Promise<void> {
     const hello = this.hello as NonNullable<AppServerClient["hello"]>;
     const params = {
       clientInfo: hello.clientInfo,
-      ...(hello.capabilities === undefined ? {} : { capabilities: hello.capabilities }),
+      ...(hello.capabilities === undefined
+        ? {}
+        : { capabilities: hello.capabilities }),
     };
     this.result = (await this.rpc.request("initialize", params, {
       timeoutMs: this.startTimeoutMs,
@@ -418,36 +655,56 @@ export class AppServerClient {
         return Promise.resolve();
       case "initializing":
       case "restarting":
-        return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+        return new Promise((resolve, reject) =>
+          this.waiters.push({ resolve, reject }),
+        );
       case "new":
-        return Promise.reject(new Error("call initialize() before any other request"));
+        return Promise.reject(
+          new Error("call initialize() before any other request"),
+        );
       case "closed":
         return Promise.reject(lost("the client is closed"));
     }
   }
 
-  private emit<E extends keyof ClientEvents>(event: E, payload: ClientEvents[E]): void {
+  private emit<E extends keyof ClientEvents>(
+    event: E,
+    payload: ClientEvents[E],
+  ): void {
     for (const handler of [...(this.listeners.get(event) ?? [])]) {
       try {
         (handler as (payload: ClientEvents[E]) => void)(payload);
       } catch (error) {
-        if (event !== "error") this.emit("error", error instanceof Error ? error : new Error(String(error)));
+        if (event !== "error")
+          this.emit(
+            "error",
+            error instanceof Error ? error : new Error(String(error)),
+          );
       }
     }
   }
 
-  private linkClosed(info: TransportClosed, error: AppServerErrorOf<"connectionLost">): void {
+  private linkClosed(
+    info: TransportClosed,
+    error: AppServerErrorOf<"connectionLost">,
+  ): void {
     if (Date.now() - this.linkSince >= STABLE_MS) this.restartAttempts = 0;
     const policy = this.restartPolicy;
     const restarting =
-      !this.closing && this.relaunch !== undefined && policy !== undefined && this.restartAttempts < policy.maxAttempts;
+      !this.closing &&
+      this.relaunch !== undefined &&
+      policy !== undefined &&
+      this.restartAttempts < policy.maxAttempts;
     this.emit("exit", { ...info, expected: this.closing, restarting });
     if (!restarting) {
       this.finish(error);
       return;
     }
     this.state = "restarting";
-    const delay = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** this.restartAttempts);
+    const delay = Math.min(
+      policy.maxDelayMs,
+      policy.initialDelayMs * 2 ** this.restartAttempts,
+    );
     this.restartAttempts += 1;
     this.restartTimer = setTimeout(() => void this.restart(), delay);
   }
@@ -473,7 +730,9 @@ export class AppServerClient {
     this.state = "closed";
     for (const waiter of this.waiters.splice(0)) waiter.reject(error);
     for (const end of [...this.finishers]) end(error);
-    void (this.stderr?.close() ?? Promise.resolve()).then(() => this.resolveClosed());
+    void (this.stderr?.close() ?? Promise.resolve()).then(() =>
+      this.resolveClosed(),
+    );
   }
 }
 

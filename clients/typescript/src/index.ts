@@ -10,13 +10,15 @@
 //   browser.ts         the `browser` condition of `.`: the same API, nothing of Node
 //   apps-host.ts       `./apps-host` (Node): the MCP Apps sandbox server, the views' policies
 //   apps-view.ts       `./apps-view` (browser): mount a view for a tool call through the sandbox
-export { AppServerClient, CLIENT_INFO, DEFAULT_REQUEST_TIMEOUT_MS } from "./client.js";
+export { AppServerClient, CLIENT_INFO, DEFAULT_REQUEST_TIMEOUT_MS, elicitationOfMode } from "./client.js";
 export type {
+  AnyElicitationRequest,
   ClientEvents,
   ClientOptions,
   ElicitationContext,
   ElicitationHandler,
   EventName,
+  FormElicitationRequest,
   EventPayload,
   Method,
   PageItem,
@@ -28,6 +30,9 @@ export type {
   ResultOf,
   SidecarExit,
   SpawnOptions,
+  ToolCallBackgroundParams,
+  ToolCallForegroundParams,
+  UrlElicitationRequest,
   WaitOptions,
 } from "./client.js";
 export { APP_VIEW_MIME_TYPE, AppView, AppViewUnavailable, hasAppView } from "./apps.js";

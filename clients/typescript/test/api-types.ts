@@ -27,8 +27,14 @@ export function events(client: AppServerClient): void {
   // @ts-expect-error retired events are not events
   client.on("mcp:server_started", () => undefined);
   client.onElicitation((request) =>
-    request.requestedSchema.required?.length ? { action: "decline" } : { action: "cancel" },
+    request.mode === "form"
+      ? request.requestedSchema.required?.length
+        ? { action: "decline" }
+        : { action: "cancel" }
+      : { action: new URL(request.url).origin === "https://login.example" ? "accept" : "decline" },
   );
+  // @ts-expect-error a URL elicitation has no form: narrow on mode first
+  client.onElicitation((request) => (request.requestedSchema ? { action: "cancel" } : { action: "cancel" }));
   // @ts-expect-error an elicitation is answered with an action
   client.onElicitation(() => ({ content: {} }));
 }

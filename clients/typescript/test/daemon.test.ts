@@ -52,6 +52,7 @@ describe("a client on the real daemon", () => {
   test("an elicitation is answered through onElicitation with the typed form", async () => {
     const forms: string[] = [];
     const off = client.onElicitation((request) => {
+      assert.ok(request.mode === "form");
       for (const [key, field] of Object.entries(request.requestedSchema.properties)) forms.push(`${key}:${field.type}`);
       assert.equal(request.serverName, "fx");
       return { action: "accept", content: { name: "Ada", age: 36 } };
@@ -64,6 +65,27 @@ describe("a client on the real daemon", () => {
     assert.ok(first?.type === "text");
     assert.deepEqual(JSON.parse(first.text), { action: "accept", content: { name: "Ada", age: 36 } });
     assert.equal((await resolved).action, "accept");
+  });
+
+  test("a background call answers at once and its result is read later", async () => {
+    const done = nextEvent(client, "mcpServer/task/updated", (u) => u.task.status === "completed");
+    const task = await client.startBackgroundCall({ threadId: thread.id, server: "fx", tool: "echo", arguments: { text: "bg" } });
+    assert.equal(task.status, "working");
+    const result = await client.taskResult(thread.id, task.taskId);
+    const first = result.content[0];
+    assert.ok(first?.type === "text" && first.text === "bg");
+    assert.equal((await done).task.taskId, task.taskId);
+    assert.ok((await client.listTasks(thread.id)).some((t) => t.taskId === task.taskId && t.status === "completed"));
+  });
+
+  test("a server without completions suggests nothing", async () => {
+    const answer = await client.complete({
+      server: "fx",
+      threadId: thread.id,
+      ref: { type: "prompt", name: "greet" },
+      argument: { name: "name", value: "A" },
+    });
+    assert.deepEqual(answer, { values: [], hasMore: false });
   });
 
   test("with no elicitation handler the client answers cancel and nothing hangs", async () => {

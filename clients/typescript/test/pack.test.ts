@@ -20,6 +20,7 @@ import { AppServerClient, AppServerError, ERROR_CODES, isServerName, parseToolFu
 import type { ElicitationHandler, ErrorDataByReason, SpawnOptions, ToolCallResult } from "mcp-app-server-client";
 
 export const answer: ElicitationHandler = (request) => {
+  if (request.mode === "url") return { action: new URL(request.url).protocol === "https:" ? "accept" : "decline" };
   const first = Object.values(request.requestedSchema.properties)[0];
   return first?.type === "boolean" ? { action: "accept", content: { ok: true } } : { action: "decline" };
 };

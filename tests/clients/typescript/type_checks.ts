@@ -60,6 +60,9 @@ export function render(result: ToolCallResult, prompt: PromptGetResult): string[
   return [...blocks, text ?? "", ...prompt.messages.map((message) => message.role)];
 }
 export function field(form: ElicitationRequest): string {
+  // @ts-expect-error a URL-mode request has no form: requestedSchema may be absent
+  form.requestedSchema.properties;
+  if (form.mode === "url" || form.requestedSchema === undefined) return form.url ?? "";
   const [name, schema] = Object.entries(form.requestedSchema.properties)[0] ?? ["", undefined];
   if (schema?.type === "boolean") return `${name}: ${String(schema.default ?? false)}`;
   if (schema?.type === "array") return `${name}: ${schema.maxItems ?? "any"}`;

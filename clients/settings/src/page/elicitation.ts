@@ -2,16 +2,18 @@
 // (MCP's primitive fields), checked before it is sent, and answered accept, decline or cancel. Requests arriving
 // while one is shown wait their turn; a request the daemon resolved meanwhile (the call ended) closes unanswered.
 import type {
+  AnyElicitationRequest,
   ElicitationContext,
-  ElicitationRequest,
   ElicitationResponse,
   ElicitationValue,
+  FormElicitationRequest,
   PrimitiveSchemaDefinition,
+  UrlElicitationRequest,
 } from "mcp-app-server-client";
 import { h, replace, uid } from "./dom.js";
 
 interface Pending {
-  readonly request: ElicitationRequest;
+  readonly request: AnyElicitationRequest;
   readonly context: ElicitationContext;
   readonly resolve: (answer: ElicitationResponse) => void;
 }
@@ -35,7 +37,9 @@ export class ElicitationModal {
   private readonly queue: Pending[] = [];
   private current: { pending: Pending; fields: FieldUi[]; returnFocus: Element | null } | undefined;
   /** Called with how each request ended, for the activity log. */
-  onAnswered: (request: ElicitationRequest, answer: ElicitationResponse | "resolved elsewhere") => void = () => {};
+  onAnswered: (request: AnyElicitationRequest, answer: ElicitationResponse | "resolved elsewhere") => void = () => {};
+  /** Opens a URL the user agreed to open (the page's host decides how; by default a new browser tab). */
+  openUrl: (url: string) => void = (url) => void window.open(url, "_blank", "noopener,noreferrer");
 
   constructor(parent: HTMLElement) {
     this.dialog = h("dialog", {
@@ -54,7 +58,7 @@ export class ElicitationModal {
   }
 
   /** The `onElicitation` handler. */
-  readonly handle = (request: ElicitationRequest, context: ElicitationContext): Promise<ElicitationResponse> =>
+  readonly handle = (request: AnyElicitationRequest, context: ElicitationContext): Promise<ElicitationResponse> =>
     new Promise((resolve) => {
       const pending: Pending = { request, context, resolve };
       context.signal.addEventListener(
@@ -74,7 +78,53 @@ export class ElicitationModal {
   private showNext(): void {
     const pending = this.queue.shift();
     if (pending === undefined) return;
-    const { request } = pending;
+    if (pending.request.mode === "url") this.showUrl(pending, pending.request);
+    else this.showForm(pending, pending.request);
+  }
+
+  /** A URL elicitation: the full origin in bold (what the user is sent to), the message, and Open or Cancel. */
+  private showUrl(pending: Pending, request: UrlElicitationRequest): void {
+    let origin: string;
+    try {
+      origin = new URL(request.url).origin;
+    } catch {
+      pending.resolve({ action: "decline" });
+      this.onAnswered(request, { action: "decline" });
+      this.showNext();
+      return;
+    }
+    const open = h(
+      "button",
+      {
+        type: "button",
+        className: "primary",
+        "data-role": "open-url",
+        onclick: () => {
+          this.openUrl(request.url);
+          this.finish({ action: "accept" });
+        },
+      },
+      "Open",
+    );
+    replace(
+      this.dialog,
+      h("h2", { id: "elicitation-title" }, `${request.serverName} asks you to open a page`),
+      h("p", { className: "origin" }, "Opens ", h("strong", { "data-role": "url-origin" }, origin)),
+      h("p", { id: "elicitation-message", className: "message" }, request.message),
+      h("p", { className: "meta url", title: request.url }, request.url),
+      h(
+        "div",
+        { className: "actions" },
+        open,
+        h("button", { type: "button", onclick: () => this.finish({ action: "cancel" }) }, "Cancel"),
+      ),
+    );
+    this.current = { pending, fields: [], returnFocus: document.activeElement };
+    this.dialog.showModal();
+    open.focus();
+  }
+
+  private showForm(pending: Pending, request: FormElicitationRequest): void {
     const schema = request.requestedSchema;
     const required = new Set(schema.required ?? []);
     const fields = Object.entries(schema.properties).map(([key, definition]) =>

@@ -44,8 +44,10 @@ const FORWARDED = {
   "mcp:resource_updated": true,
   "mcp:resources_updated": true,
   "mcp:tools_updated": true,
+  "mcpServer/elicitation/completed": true,
   "mcpServer/oauthLogin/completed": true,
   "mcpServer/startupStatus/updated": true,
+  "mcpServer/task/updated": true,
   "mcpServer/tool/progress": true,
   "serverRequest/resolved": true,
 } as const satisfies Record<NotificationMethod, true>;

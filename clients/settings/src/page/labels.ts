@@ -111,6 +111,7 @@ export const REASON_LABEL = {
   threadRequired: "a thread is needed",
   timeout: "no answer in time",
   tooManyPages: "too many pages",
+  tooManyTasks: "too many background calls in this thread",
   tooManyServers: "too many servers",
   tooManyTools: "too many tools",
   toolNotAllowed: "a tool this caller may not call",
@@ -121,6 +122,7 @@ export const REASON_LABEL = {
   unknownRegistryEntry: "no such registry entry",
   unknownResource: "no such resource",
   unknownServer: "no such server",
+  unknownTask: "no such background call",
   unknownThread: "no such thread",
   unknownTool: "no such tool",
   unsafeBundle: "the bundle has an unsafe entry",
@@ -128,4 +130,5 @@ export const REASON_LABEL = {
   unsafePath: "a path the daemon refuses",
   unsupported: "not supported",
   upstreamError: "the server answered with an error",
+  urlElicitationRequired: "the server asks for a page to be opened first",
 } as const satisfies Record<ErrorReason, string>;

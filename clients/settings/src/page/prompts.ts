@@ -2,7 +2,7 @@
 import type { PromptView } from "mcp-app-server-client";
 import type { App } from "./app.js";
 import { contentBlock } from "./content.js";
-import { field, h, replace } from "./dom.js";
+import { field, h, replace, uid } from "./dom.js";
 import { explain, failureView } from "./failure.js";
 import type { ViewContext } from "./tabs.js";
 
@@ -59,10 +59,40 @@ export class PromptsView {
   }
 
   private open(prompt: PromptView): void {
-    const inputs = prompt.arguments.map((argument) => ({
-      argument,
-      input: h("input", { type: "text", required: argument.required === true, "data-argument": argument.name }),
-    }));
+    const inputs = prompt.arguments.map((argument) => {
+      const suggestions = h("datalist", { id: uid(`suggest-${argument.name}`), "data-suggestions": argument.name });
+      const input = h("input", {
+        type: "text",
+        required: argument.required === true,
+        "data-argument": argument.name,
+        list: suggestions.id,
+        autocomplete: "off",
+      });
+      return { argument, input, suggestions };
+    });
+    // Suggestions as the user types (the server's completion/complete), the other arguments given as context; only
+    // the answer to the latest keystroke is shown, and a server without completions simply suggests nothing.
+    for (const { argument, input, suggestions } of inputs) {
+      let asked = 0;
+      input.addEventListener("input", () => {
+        const ticket = ++asked;
+        const others: { [name: string]: string } = {};
+        for (const other of inputs) if (other.input !== input && other.input.value !== "") others[other.argument.name] = other.input.value;
+        this.app.client
+          .complete({
+            server: prompt.server,
+            ref: { type: "prompt", name: prompt.name },
+            argument: { name: argument.name, value: input.value },
+            context: { arguments: others },
+          })
+          .then(
+            (answer) => {
+              if (ticket === asked) replace(suggestions, answer.values.map((value) => h("option", { value })));
+            },
+            () => undefined,
+          );
+      });
+    }
     const output = h("div", { className: "result", "data-role": "prompt-result" });
     const get = async (): Promise<void> => {
       const values: { [name: string]: string } = {};
@@ -97,13 +127,10 @@ export class PromptsView {
           },
         },
         inputs.length === 0 ? h("p", { className: "hint" }, "This prompt takes no arguments.") : null,
-        inputs.map(({ argument, input }) =>
-          field(
-            `${argument.title ?? argument.name}${argument.required ? " (required)" : ""}`,
-            input,
-            argument.description,
-          ),
-        ),
+        inputs.map(({ argument, input, suggestions }) => [
+          field(`${argument.title ?? argument.name}${argument.required ? " (required)" : ""}`, input, argument.description),
+          suggestions,
+        ]),
         h("button", { type: "submit", className: "primary" }, "Get prompt"),
       ),
       output,

@@ -12,6 +12,7 @@ import type { Banner } from "./banner.js";
 import { contentBlock, projection } from "./content.js";
 import { boundedJson, field, h, replace, uid } from "./dom.js";
 import { explain, failureView } from "./failure.js";
+import { TaskList } from "./tasks.js";
 import { REASON_LABEL, RESOLVED_ACTION_LABEL, RUNTIME_STATUS_LABEL } from "./labels.js";
 import type { ViewContext } from "./tabs.js";
 
@@ -25,6 +26,12 @@ export class ThreadView {
   private readonly timeout = h("input", { type: "number", id: "thread-timeout", min: 1, max: 300000 });
   private readonly callButton = h("button", { type: "submit", className: "primary", disabled: true }, "Call tool");
   private readonly cancelButton = h("button", { type: "button", disabled: true }, "Cancel call");
+  private readonly backgroundButton = h(
+    "button",
+    { type: "button", disabled: true, "data-role": "call-background" },
+    "Run in background",
+  );
+  private readonly taskList: TaskList;
   private readonly argsHint = h("p", { className: "hint field-hint", id: uid("args-hint"), "data-role": "args-hint" });
   private readonly progress = h("progress", { "data-role": "progress", max: 1, value: 0 });
   private readonly progressText = h("span", { className: "meta", "data-role": "progress-text" });
@@ -43,6 +50,10 @@ export class ThreadView {
   constructor({ app, hub, banner }: ViewContext) {
     this.app = app;
     this.banner = banner;
+    this.taskList = new TaskList(
+      () => this.app.client,
+      (name, result) => replace(this.output, result instanceof HTMLElement ? result : renderResult(name, result)),
+    );
     this.element = h(
       "section",
       { className: "view", "aria-labelledby": "thread-heading" },
@@ -81,15 +92,19 @@ export class ThreadView {
         field("Arguments (JSON)", this.args),
         this.argsHint,
         field("Timeout (ms)", this.timeout, "Empty: the server's tool timeout."),
-        h("div", { className: "actions" }, this.callButton, this.cancelButton, this.progressBox),
+        h("div", { className: "actions" }, this.callButton, this.backgroundButton, this.cancelButton, this.progressBox),
       ),
       this.output,
+      h("h3", null, "Background calls"),
+      this.taskList.element,
       this.viewBox,
       h("h3", null, "Forms answered in this thread"),
       this.resolved,
     );
     this.tool.addEventListener("change", () => this.prefillArguments());
     this.cancelButton.addEventListener("click", () => this.inFlight?.abort());
+    this.backgroundButton.addEventListener("click", () => void this.callInBackground());
+    hub.on("mcpServer/task/updated", (update) => this.taskList.update(update.threadId, update.task));
     this.args.setAttribute("aria-describedby", this.argsHint.id);
     hub.on("servers", () => this.fillServers());
     window.addEventListener("pagehide", () => this.archiveCurrent());
@@ -156,6 +171,7 @@ export class ThreadView {
     this.thread = started.thread;
     this.app.addThread(started.thread);
     this.closeView();
+    this.taskList.reset(started.thread.id);
     replace(this.resolved);
     replace(this.output);
     replace(this.threadInfo, h("p", { className: "meta" }, `Thread ${started.thread.id}: connecting its servers…`));
@@ -198,6 +214,7 @@ export class ThreadView {
       );
       replace(this.tool, this.tools.map((tool) => h("option", { value: tool.name }, tool.name)));
       this.callButton.disabled = this.tools.length === 0;
+      this.backgroundButton.disabled = this.tools.length === 0;
       this.prefillArguments();
     } catch (error) {
       replace(this.threadInfo, failureView(explain(error, "list the thread's tools")));
@@ -229,21 +246,47 @@ export class ThreadView {
     void view.close().then(() => view.element.remove());
   }
 
-  private async call(): Promise<void> {
+  /** The chosen tool and its arguments, or undefined after saying what is wrong with them. */
+  private chosenCall(): { thread: Thread; tool: ToolView; args: { [key: string]: unknown } } | undefined {
     const thread = this.thread;
     const tool = this.tools.find((candidate) => candidate.name === this.tool.value);
-    if (thread === undefined || tool === undefined) return;
+    if (thread === undefined || tool === undefined) return undefined;
     let args: unknown;
     try {
       args = JSON.parse(this.args.value || "{}");
     } catch (error) {
       replace(this.output, h("p", { className: "error" }, `The arguments are not JSON: ${(error as Error).message}`));
-      return;
+      return undefined;
     }
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
       replace(this.output, h("p", { className: "error" }, "The arguments must be a JSON object."));
-      return;
+      return undefined;
     }
+    return { thread, tool, args: args as { [key: string]: unknown } };
+  }
+
+  /** The call answers at once with its task, listed below; its result is read from there when it ends. */
+  private async callInBackground(): Promise<void> {
+    const chosen = this.chosenCall();
+    if (chosen === undefined) return;
+    const { thread, tool, args } = chosen;
+    const timeoutMs = this.timeout.value === "" ? undefined : Number(this.timeout.value);
+    const task = await this.banner.attempt(`start ${tool.name} in the background`, () =>
+      this.app.client.startBackgroundCall({
+        threadId: thread.id,
+        server: tool.server,
+        tool: tool.tool,
+        arguments: args,
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      }),
+    );
+    if (task !== undefined) this.taskList.update(thread.id, task);
+  }
+
+  private async call(): Promise<void> {
+    const chosen = this.chosenCall();
+    if (chosen === undefined) return;
+    const { thread, tool, args } = chosen;
     const timeoutMs = this.timeout.value === "" ? undefined : Number(this.timeout.value);
     const controller = new AbortController();
     this.inFlight = controller;
