@@ -276,6 +276,7 @@ class SizeLimitErrorData(ErrorDetails):
 
     reason: Literal["configTooLarge", "responseTooLarge", "resourceTooLarge"]
     limit: int | None = Field(default=None, description="The limit in bytes.")
+    size: int | None = Field(default=None, description="The size in bytes of what was refused, when known.")
     path: str | None = Field(default=None, description="The file that is too large.")
 
 

@@ -23,7 +23,7 @@ from mcp_runtime.events import EventSink
 from mcp_runtime.oauth import needs_login
 from mcp_runtime.oauth.credentials import CREDENTIALS_FILE
 from mcp_runtime.owners.auth import auth_status, connection_auth, watch_login
-from mcp_runtime.owners.preview import UI_SCHEME, preview_content, typed_contents, view_too_large
+from mcp_runtime.owners.preview import UI_SCHEME, checked_view, preview_content, typed_contents, view_too_large
 from mcp_runtime.owners.status import CredentialsStamp, Detail, RowKey, StatusCache
 from mcp_runtime.session.slot import ElicitationHandler, SessionSlot, SlotLost
 from mcp_runtime.session.state import error_info, server_status
@@ -309,8 +309,10 @@ class SlotOwner(ABC):
                 contents: list[dict[str, Any]] = (await slot.read_resource(uri)).get("contents", [])
             except AppError as exc:
                 if view and exc.reason == "responseTooLarge":
-                    raise view_too_large(server, uri, exc) from exc
+                    raise view_too_large(server, uri, exc.details.get("size")) from exc
                 raise
+        if view:
+            checked_view(server, uri, contents)
         self._after_read(server, uri, contents)
         if preview and not view:  # a view is rendered whole: never a preview's cut
             contents = [preview_content(c) for c in contents]

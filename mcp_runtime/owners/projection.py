@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_runtime.storage.archive import Kind, Stored, stored
+from protocol.constants import MAX_OUTPUT_LINE_BYTES
 from protocol.encoding import compact
 
 PROJECTION_TEXT_BYTES = 16 * 1024
+MAX_ANSWER_BYTES = MAX_OUTPUT_LINE_BYTES - 64 * 1024
+"""The longest tool call answer carried whole (the rest of the line is the response's envelope)."""
 TEXT_MIME = "text/plain; charset=utf-8"
 JSON_MIME = "application/json"
 
@@ -149,3 +152,30 @@ def tool_call_json(result: Mapping[str, Any], projection: dict[str, Any]) -> byt
     document["projection"] = projection
     document.update((key, value) for key, value in result.items() if key not in _DECLARED and key != "projection")
     return compact(document)
+
+
+def _weight(result: Mapping[str, Any]) -> int:
+    """A lower bound of a result's JSON size, from its texts and blobs alone: cheap, and enough to tell a result
+    that can never fit in an answer without encoding it."""
+    total = 0
+    for item in result.get("content") or []:
+        for key in ("text", "data"):
+            if isinstance(value := item.get(key), str):
+                total += len(value)
+        resource = item.get("resource")
+        if isinstance(resource, dict):
+            total += sum(len(v) for k, v in resource.items() if k in ("text", "blob") and isinstance(v, str))
+    return total
+
+
+def answer_json(result: Mapping[str, Any], projected: Projected) -> bytes:
+    """The answer to a tool call: the result whole when it fits in a line a client reads, else (a result of tens of
+    MiB, archived whole) its projection alone, ``content`` holding the projection text, marked ``contentOmitted``;
+    the complete result is behind the projection's refs."""
+    if _weight(result) <= MAX_ANSWER_BYTES:
+        answer = tool_call_json(result, projected.projection)
+        if len(answer) <= MAX_ANSWER_BYTES:
+            return answer
+    slim = {key: value for key, value in result.items() if key not in ("content", "structuredContent")}
+    slim["content"] = [{"type": "text", "text": projected.projection["text"]}]
+    return tool_call_json(slim, {**projected.projection, "contentOmitted": True})

@@ -20,13 +20,12 @@ import structlog
 
 from mcp_runtime.catalog.schemas import errors, non_finite
 from mcp_runtime.events import EventSink
-from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.oauth import logs_in, needs_login
 from mcp_runtime.owners import elicitation as _elicitation
 from mcp_runtime.owners.base import SlotOwner
 from mcp_runtime.owners.elicitation import AskCallback, Call
 from mcp_runtime.owners.preview import resource_read_fact
-from mcp_runtime.owners.projection import project, tool_call_json, unarchived
+from mcp_runtime.owners.projection import answer_json, project, tool_call_json, unarchived
 from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.owners.thread_server import ThreadServer
 from mcp_runtime.owners.thread_tools import ToolSpecs
@@ -276,10 +275,7 @@ class McpThreadRuntime(SlotOwner):
                 message = f"{tool} returned structuredContent with numbers JSON cannot carry"
                 raise AppError("invalidOutput", message, errors=non_json, result=result, server=server)
             projected = project(result, self._archive.new_ref)
-            answer = tool_call_json(result, projected.projection)
-            size = len(answer)
-            if size > MAX_MESSAGE_BYTES:
-                raise AppError("responseTooLarge", f"tool result is {size} bytes (max {MAX_MESSAGE_BYTES})")
+            answer = answer_json(result, projected)
             if spec.output is not None and not result.get("isError"):
                 structured = result.get("structuredContent")
                 if structured is None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import structlog
 
+from mcp_runtime.limits import MAX_SERVER_MESSAGE_BYTES
 from mcp_runtime.platform import descriptors
 from mcp_runtime.session.stdio import StdioTransport
 from mcp_runtime.session.upstream_guard import REASON_MARKER
@@ -38,14 +39,16 @@ def marked_reason(error: Any) -> AppError | None:
         details = {k: v for k, v in data.items() if k != REASON_MARKER}
         return AppError(str(data[REASON_MARKER]), message, **details)
     if f"{REASON_MARKER}=responseTooLarge" in message:
-        return AppError("responseTooLarge", "response body over the 4 MiB limit")
+        return AppError(
+            "responseTooLarge",
+            f"the response body is over the {MAX_SERVER_MESSAGE_BYTES}-byte limit",
+            limit=MAX_SERVER_MESSAGE_BYTES,
+        )
     return None
 
 
 def exit_description(transport: Any) -> str:
     if isinstance(transport, StdioTransport):
-        if transport.fault is not None:
-            return transport.fault.message
         if transport.returncode is not None:
             return f"server process exited (exit code {transport.returncode})"
         return "server process exited"
@@ -71,8 +74,6 @@ def classify_session_failure(
     for leaf in found:
         if (marked := marked_reason(getattr(leaf, "error", None))) is not None:
             return marked
-    if isinstance(transport, StdioTransport) and transport.fault is not None:
-        return transport.fault
     for leaf in found:
         if isinstance(leaf, httpx2.TransportError):
             cause = f"could not reach the server: {type(leaf).__name__}"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
-from mcp_runtime.limits import MAX_MESSAGE_BYTES
+from mcp_runtime.limits import MAX_SERVER_MESSAGE_BYTES
 from mcp_runtime.session.upstream_guard import REASON_MARKER, refusal_body
 from protocol.config import HttpServerConfig
 from protocol.jsonrpc import AppError
@@ -68,15 +68,16 @@ def _policy_transport(inner: httpx2.AsyncBaseTransport, *, refuse_401: bool) -> 
             seen = 0
             async for chunk in self._stream:
                 seen += len(chunk)
-                if seen > MAX_MESSAGE_BYTES:
-                    raise _TooLarge(f"{REASON_MARKER}=responseTooLarge: body over {MAX_MESSAGE_BYTES} bytes")
+                if seen > MAX_SERVER_MESSAGE_BYTES:
+                    raise _TooLarge(f"{REASON_MARKER}=responseTooLarge: body over {MAX_SERVER_MESSAGE_BYTES} bytes")
                 yield chunk
 
         async def aclose(self) -> None:
             await self._stream.aclose()
 
     class PolicyTransport(httpx2.AsyncBaseTransport):
-        """Refuse redirects, 401 without auth and bodies over 4 MiB before the SDK parses anything."""
+        """Refuse redirects, 401 without auth and bodies over the server message limit before the SDK parses
+        anything."""
 
         async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
             response = await inner.handle_async_request(request)
@@ -88,8 +89,8 @@ def _policy_transport(inner: httpx2.AsyncBaseTransport, *, refuse_401: bool) -> 
                 refusal = ("authRequired", "the server requires authentication (HTTP 401)")
             else:
                 length = response.headers.get("content-length")
-                if length is not None and length.isdigit() and int(length) > MAX_MESSAGE_BYTES:
-                    refusal = ("responseTooLarge", f"response body over {MAX_MESSAGE_BYTES} bytes")
+                if length is not None and length.isdigit() and int(length) > MAX_SERVER_MESSAGE_BYTES:
+                    refusal = ("responseTooLarge", f"the response body is {length} bytes, over the limit")
             if refusal is not None:
                 await response.aclose()
                 return _refusal(request, *refusal)
@@ -245,7 +246,9 @@ async def http_transport(
     )
     async with (
         client,
-        streamable_http_client(config.url, http_client=client, max_sse_event_size=MAX_MESSAGE_BYTES) as (read, write),
+        streamable_http_client(
+            config.url, http_client=client, max_sse_event_size=MAX_SERVER_MESSAGE_BYTES
+        ) as (read, write),
     ):
         fix = _CompleteByDefault()
         yield _Reads(read, fix), _Writes(write, fix)

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_runtime.config.policy import policy
-from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.platform import descriptors
 from mcp_runtime.platform.shell_path import LOGIN_PATH
 from mcp_runtime.platform.watcher import CHILD_GROUPS, parent_death_signal
@@ -128,7 +127,6 @@ class StdioTransport:
         self._env = env
         self.tail = tail
         self.exited = anyio.Event()
-        self.fault: AppError | None = None
         self.returncode: int | None = None
         self.pid: int | None = None
         self.grace_s = STOP_GRACE_S
@@ -205,7 +203,7 @@ class StdioTransport:
         assert process.stdin is not None
         self.pid = process.pid
         CHILD_GROUPS.add(process.pid)
-        read_stream = StdoutStream(stdout, self.guard, self.exited, self._overflowed)
+        read_stream = StdoutStream(stdout, self.guard, self.exited)
         write_stream = StdinStream(process.stdin, self.guard, self.exited)
         try:
             async with anyio.create_task_group() as tg:
@@ -227,13 +225,6 @@ class StdioTransport:
             CHILD_GROUPS.discard(process.pid)
             self.returncode = process.returncode
             self.exited.set()
-
-    def _overflowed(self) -> None:
-        self.fault = AppError(
-            "responseTooLarge",
-            f"the server wrote a stdout message over {MAX_MESSAGE_BYTES} bytes",
-            limit=MAX_MESSAGE_BYTES,
-        )
 
     async def _read_stderr(self, stderr: asyncio.StreamReader) -> None:
         try:

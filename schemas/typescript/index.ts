@@ -915,6 +915,8 @@ export interface Projection {
   refs: ProjectionRef[];
   /** Why nothing was archived (the data dir's disk is full): `text` is then cut to 16 KiB with no refs, and `content` is still complete. */
   archiveError?: "storageFull";
+  /** The result was too large to carry in the answer (tens of MiB): `content` holds `text` only and the whole result is behind `refs` (read it with `thread/context/read`). */
+  contentOmitted?: boolean;
 }
 
 /** One archived piece of a result: the full projection text (`text`) or a media/embedded blob. */
@@ -1496,6 +1498,8 @@ export interface SizeLimitErrorData {
   server?: string;
   /** The limit in bytes. */
   limit?: number;
+  /** The size in bytes of what was refused, when known. */
+  size?: number;
   /** The file that is too large. */
   path?: string;
 }

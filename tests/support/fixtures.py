@@ -28,3 +28,15 @@ def everything_config(**extra: object) -> dict[str, object]:
 def memory_config(memory_file: Path, **extra: object) -> dict[str, object]:
     entry = NODE_MODULES / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
     return {"command": "node", "args": [str(entry)], "env": {"MEMORY_FILE_PATH": str(memory_file)}, **extra}
+
+
+def filesystem_config(root: Path, **extra: object) -> dict[str, object]:
+    """npm server-filesystem, allowed to read ``root`` only."""
+    entry = NODE_MODULES / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+    return {"command": "node", "args": [str(entry), str(root)], **extra}
+
+
+def pdf_config(**extra: object) -> dict[str, object]:
+    """npm server-pdf (the official PDF MCP App) over stdio; its view is 4.3 MB."""
+    entry = NODE_MODULES / "@modelcontextprotocol" / "server-pdf" / "dist" / "index.js"
+    return {"command": "node", "args": [str(entry), "--stdio"], **extra}
