@@ -150,12 +150,21 @@ class SlotOwner(ABC):
             spawner=self._spawner,
             thread_id=self.thread_id,
             elicitation=elicitation,
-            on_lost=on_lost,
+            on_lost=lambda lost: self._announce_loss(lost, on_lost),
             subscriptions=subscriptions,
             auth=auth,
         )
         watch_login(auth, slot.lose)
         return slot
+
+    def _announce_loss(self, slot: SessionSlot, then: SlotLost | None) -> None:
+        """A session lost after it was ready says why at once: ``failed`` with its typed error (its row says the
+        same); then the owner's own policy (a restart with backoff, or a reconnect on the next use)."""
+        last = slot.state.last_error
+        error = AppError(last.reason, last.message, server=slot.name) if last is not None else None
+        self._publish(slot.name, "failed", error or AppError("connectionLost", "the connection was lost"))
+        if then is not None:
+            then(slot)
 
     async def _start_slot(self, name: str, slot: SessionSlot) -> None:
         """Start the slot and publish how it ended: ``ready``, ``failed`` or ``cancelled`` (then re-raise)."""

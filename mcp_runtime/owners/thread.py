@@ -103,6 +103,7 @@ class McpThreadRuntime(SlotOwner):
                 server.error = AppError("cancelled", f"start of {name} was interrupted", server=name)
                 raise
             else:
+                server.kept = slot
                 self._watch_quiet(name, server)
         finally:
             server.ready.set()
@@ -174,12 +175,9 @@ class McpThreadRuntime(SlotOwner):
         return [self._status(name, server, stamp) for name, server in sorted(self._servers.items())]
 
     def _connected(self) -> dict[str, SessionSlot]:
-        """Connected slots, and asleep ones: their last catalog is served without waking them."""
-        return {
-            name: server.slot
-            for name, server in self._servers.items()
-            if server.slot is not None and (server.slot.connected or server.asleep)
-        }
+        """Connected slots, and asleep or lost ones: their last catalog is served without waking them."""
+        slots = {name: server.catalog_slot() for name, server in self._servers.items()}
+        return {name: slot for name, slot in slots.items() if slot is not None}
 
     async def _settled(self, name: str | None = None) -> None:
         """Wait for the servers still starting, each bounded by its startup timeout (SPEC §4)."""

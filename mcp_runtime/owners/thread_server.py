@@ -38,10 +38,20 @@ class ThreadServer:
     sleeper: TaskHandle | None = None
     asleep: bool = False
     """Closed for quiet: ``slot`` is the closed slot, kept for its catalog."""
+    kept: SessionSlot | None = None
+    """The last session that was ready: its catalog stands for the server after that session is lost (a crash, a
+    dead HTTP server), also when a reconnect fails, so the model keeps the tools whose next call reconnects."""
 
     @property
     def starting(self) -> bool:
         return self.task is not None and not self.ready.is_set()
+
+    def catalog_slot(self) -> SessionSlot | None:
+        """The slot whose catalog is served: the live one, the one asleep, else the last one that was ready."""
+        slot = self.slot
+        if slot is not None and (slot.connected or self.asleep):
+            return slot
+        return self.kept
 
     def quiet(self) -> bool:
         return not self.busy and (self.slot is None or not self.slot.subscriptions)

@@ -228,7 +228,7 @@ class SessionSlot:
 
     async def _watch_exit(self, transport: StdioTransport) -> None:
         await transport.exited.wait()
-        self.lose(transport.fault or AppError("connectionLost", exit_description(transport)))
+        self.lose(AppError("connectionLost", exit_description(transport)))
 
     def _finish(self, error: AppError | None) -> None:
         self._state, self._start_error, lost = ended_state(
