@@ -285,8 +285,13 @@ class StartupFailedErrorData(ErrorDetails):
 
     reason: Literal["startupFailed"]
     detail: str | None = Field(
-        default=None, description="The kind of failure: `commandNotFound`, `tooManyOpenFiles`, …"
+        default=None,
+        description="The kind of failure: `commandNotFound`, `tooManyOpenFiles`, `connectionRefused`, "
+        "`nameNotResolved`, `connectTimeout`, `httpStatus` (the server refused the handshake with an HTTP error), "
+        "`unsupportedProtocolVersion` (the server refused the version the config pins), …",
     )
+    http_status: int | None = Field(default=None, description="The HTTP status the server refused the start with.")
+    protocol: str | None = Field(default=None, description="With `unsupportedProtocolVersion`: the pinned version.")
     command: str | None = Field(default=None, description="With `commandNotFound`: the command.")
     searched: list[str] | None = Field(default=None, description="With `commandNotFound`: the directories looked in.")
     stderr_tail: str | None = Field(default=None, description="The end of the server's stderr (secrets redacted).")

@@ -206,6 +206,7 @@ class SessionSlot:
                     transport=self._transport,
                     tail=self._tail_detail(),
                     server=self.name,
+                    protocol=self.config.protocol,
                 )
         finally:
             self._client = None
