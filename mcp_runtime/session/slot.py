@@ -11,6 +11,7 @@ import math
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -20,6 +21,7 @@ from mcp_runtime.events import EventSink
 from mcp_runtime.session import requests as _requests
 from mcp_runtime.session.connect import handshake, is_modern, open_client
 from mcp_runtime.session.errors import classify_session_failure, exit_description
+from mcp_runtime.session.heartbeat import heartbeat
 from mcp_runtime.session.listen import ListenStream
 from mcp_runtime.session.refresh import CallGate, CatalogRefresher
 from mcp_runtime.session.state import ConnectionState, dump, ended_state, lost_state
@@ -221,6 +223,9 @@ class SessionSlot:
                 await self._listen.opened()
             if isinstance(self._transport, StdioTransport):
                 tg.start_soon(self._watch_exit, self._transport)
+            elif self.thread_id is None:  # management never sleeps: a dead HTTP server is noticed, not shown live
+                version = self._state.protocol_version
+                tg.start_soon(partial(heartbeat, client, modern=self.modern, version=version, lose=self.lose))
             scope.deadline = math.inf
             self._client = client
             self._ready.set()

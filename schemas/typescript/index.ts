@@ -1521,8 +1521,12 @@ export interface StartupFailedErrorData {
   reason: "startupFailed";
   /** The MCP server the error is about, if one is. */
   server?: string;
-  /** The kind of failure: `commandNotFound`, `tooManyOpenFiles`, … */
+  /** The kind of failure: `commandNotFound`, `tooManyOpenFiles`, `connectionRefused`, `nameNotResolved`, `connectTimeout`, `httpStatus` (the server refused the handshake with an HTTP error), `unsupportedProtocolVersion` (the server refused the version the config pins), … */
   detail?: string;
+  /** The HTTP status the server refused the start with. */
+  httpStatus?: number;
+  /** With `unsupportedProtocolVersion`: the pinned version. */
+  protocol?: string;
   /** With `commandNotFound`: the command. */
   command?: string;
   /** With `commandNotFound`: the directories looked in. */
