@@ -52,7 +52,9 @@ def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
     check_server(params.name, params.config)
     policy().check_transport(params.config, params.name)
     config = restore_redacted(params.config, None)
-    return ServerResult(server=record(ctx.daemon.store.create(params.name, config)))
+    server = ctx.daemon.store.create(params.name, config)
+    ctx.daemon.server_created(server.name, server.config)
+    return ServerResult(server=record(server))
 
 
 @method("mcpServer/update", ServerUpdateParams)
