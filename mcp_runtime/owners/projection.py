@@ -84,17 +84,18 @@ def _text_only(result: Mapping[str, Any]) -> bool:
     return "structuredContent" not in result and all(item.get("type") == "text" for item in content)
 
 
-def projection_text(result: Mapping[str, Any], refs: Mapping[int, Stored]) -> tuple[str, str]:
-    """The whole projection text and its MIME type; ``refs`` maps content indexes to their archived blobs."""
+def projection_bytes(result: Mapping[str, Any], refs: Mapping[int, Stored]) -> tuple[bytes, str]:
+    """The whole projection as stored (UTF-8) and its MIME type; ``refs`` maps content indexes to their archived
+    blobs. Made once as bytes: a result of tens of MiB is not copied again to be clipped and archived."""
     content: list[dict[str, Any]] = list(result.get("content") or [])
     if _text_only(result):
-        return "\n".join(str(item.get("text", "")) for item in content), TEXT_MIME
+        return utf8("\n".join(str(item.get("text", "")) for item in content)), TEXT_MIME
     document: dict[str, Any] = {"content": [_projected_item(item, refs.get(i)) for i, item in enumerate(content)]}
     if "structuredContent" in result:
         document["structuredContent"] = result["structuredContent"]
     if result.get("isError"):
         document["isError"] = True
-    return compact(document).decode(), JSON_MIME
+    return compact(document), JSON_MIME
 
 
 def utf8(text: str) -> bytes:
@@ -124,19 +125,19 @@ def project(result: Mapping[str, Any], new_ref: Callable[[], str]) -> Projected:
     blobs = media(result.get("content") or [])
     by_index = {blob.index: stored(new_ref(), blob.kind, blob.mime_type, blob.data) for blob in blobs}
     entries = [(by_index[blob.index], blob.data) for blob in blobs]
-    full, mime_type = projection_text(result, by_index)
-    text, truncated = clip(full)
+    full, mime_type = projection_bytes(result, by_index)
+    truncated = len(full) > PROJECTION_TEXT_BYTES
+    text = full[:PROJECTION_TEXT_BYTES].decode(errors="ignore") if truncated else full.decode()
     if truncated:
-        encoded = utf8(full)
-        entries.append((stored(new_ref(), "text", mime_type, encoded), encoded))
+        entries.append((stored(new_ref(), "text", mime_type, full), full))
     return Projected({"text": text, "truncated": truncated, "refs": [meta.view() for meta, _ in entries]}, entries)
 
 
 def unarchived(result: Mapping[str, Any]) -> dict[str, Any]:
     """The projection of a result whose archive entries could not be written (the disk is full): the clipped text
     with no refs, marked, so that the call still answers with its complete ``content``."""
-    full, _ = projection_text(result, {})
-    text, _ = clip(full)
+    full, _ = projection_bytes(result, {})
+    text = full[:PROJECTION_TEXT_BYTES].decode(errors="ignore")
     return {"text": text, "truncated": True, "refs": [], "archiveError": "storageFull"}
 
 
