@@ -221,7 +221,7 @@ class Daemon:
 
         await self.runtime_loaded()
         await load_owners()
-        await self.manager.start_enabled([name])
+        await self.manager.start_created(name)
 
     async def after_first_answer(self) -> None:
         """Until the first request has been answered (or ``QUIET_S`` without one)."""

@@ -241,6 +241,24 @@ class McpClientManager(SlotOwner):
             for name in names:
                 tg.start_soon(self._start_quietly, name, True)
 
+    async def start_created(self, name: str) -> None:
+        """A server just created (or installed) and enabled starts, unless a start or stop asked for meanwhile came
+        first (it is not started twice); a failure is published, not raised."""
+        entry = self._entries.get(name)
+        if entry is None or self._closed:
+            return  # deleted meanwhile
+        try:
+            async with entry.lock:
+                config = self._snapshot().get(name)
+                if config is None or not config.enabled or entry.slot is not None or entry.auth_error is not None:
+                    return
+                await self._start_locked(name, entry, config)
+        except AppError as exc:
+            log.debug("server_start_failed", server=name, reason=exc.reason)
+        finally:
+            if entry.slot is None:
+                entry.starting = False
+
     async def _start_quietly(self, name: str, cancel_restart: bool) -> None:
         try:
             await self._start(name, cancel_restart=cancel_restart)
