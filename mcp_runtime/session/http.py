@@ -97,7 +97,8 @@ def _policy_transport(
             if refusal is not None:
                 await response.aclose()
                 return _refusal(request, *refusal)
-            if status >= 400:  # kept to name a failed start; handed on as read (an error body is small)
+            if status >= 400 and status not in (401, 403):  # kept to name a failed start (auth answers are the auth
+                # layer's); handed on as read (an error body is small)
                 body = await read_capped(response)
                 await response.aclose()
                 refusals.note(status, body)
