@@ -32,6 +32,7 @@ from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.prompt import PromptGetResult, PromptView
 from protocol.resource import ResourceReadResult, ResourceTemplateView, ResourceView
+from protocol.secrets import masked
 from protocol.status import AuthStatus, ServerStatus, StartupState, StartupStatusUpdated
 from protocol.tool import ToolView
 
@@ -111,8 +112,8 @@ class SlotOwner(ABC):
         self._log_start(name, status, error)
 
     def _log_start(self, name: str, status: StartupState, error: AppError | None) -> None:
-        """The session's story at ``info``: each start and how it ended, by whom and how long it took; a failure
-        by its typed reason (and detail), never its message, which may quote what a server printed."""
+        """The session's story: each start and how it ended, by whom and how long it took; a failure once, at
+        ``warning``, with its typed reason, the message and data a status row shows (secret-named fields masked)."""
         owner = {"owner": "management" if self.thread_id is None else "thread", "thread_id": self.thread_id}
         if status == "starting":
             self._starts[name] = time.monotonic()
@@ -120,10 +121,18 @@ class SlotOwner(ABC):
             return
         began = self._starts.pop(name, None)
         duration_ms = round((time.monotonic() - began) * 1000) if began is not None else None
-        failure = {"reason": error.reason} if error is not None else {}
-        if error is not None and isinstance(error.details.get("detail"), str):
-            failure["detail"] = error.details["detail"]
-        log.info(f"server_{status}", server=name, duration_ms=duration_ms, **owner, **failure)
+        if error is None:
+            log.info(f"server_{status}", server=name, duration_ms=duration_ms, **owner)
+            return
+        log.warning(
+            f"server_{status}",
+            server=name,
+            duration_ms=duration_ms,
+            **owner,
+            reason=error.reason,
+            message=error_info(error).message,
+            data=masked(error.details),
+        )
 
     async def _new_slot(
         self,

@@ -131,6 +131,9 @@ def test_a_session_with_failures_tells_its_story_at_info_and_traces_it_without_s
     for name in ("broken", "web"):
         [failed] = _find(events, "server_failed", server=name, owner="management")
         assert failed["reason"] == "startupFailed" and isinstance(failed["duration_ms"], int)
+        assert failed["level"] == "warning" and failed["message"], failed  # why, in the log a host keeps
+    [broken] = _find(events, "server_failed", server="broken", owner="management")
+    assert broken["data"]["detail"] == "commandNotFound" and broken["data"]["command"] == "/nonexistent/mcp-server"
     [lost] = _find(events, "server_connection_lost", server="fx")
     [restart] = _find(events, "server_restart_scheduled", server="fx", attempt=1)
     assert 0 < restart["backoff_s"] <= 1.0

@@ -57,14 +57,22 @@ def test_docs_point_only_inside_the_project(doc: Path) -> None:
         assert path.exists(), f"{target} does not exist"
 
 
-def test_the_readme_quick_start_reaches_a_tool_call_answering_a_form() -> None:
-    """The README's host, run as written from a checkout: a new host developer's first tool call."""
+def stock_pythons() -> list[str]:
+    """Interpreters without the venv's packages: the one the venv was made from, and the system's."""
+    candidates = [str(Path(sys.base_prefix) / "bin" / "python3"), "/usr/bin/python3"]
+    return sorted({path for path in candidates if Path(path).exists()})
+
+
+@pytest.mark.parametrize("python", stock_pythons())
+def test_the_readme_quick_start_reaches_a_tool_call_answering_a_form(python: str) -> None:
+    """The README's host, run as written from a checkout with a stock ``python3``: a new host developer's first
+    tool call."""
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("## Quick start for a host") :]
     script = re.search(r"```python\n(.*?)```", section, re.S)
     assert script is not None
     done = subprocess.run(
-        [sys.executable, "-c", script.group(1)], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [python, "-I", "-c", script.group(1)], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()

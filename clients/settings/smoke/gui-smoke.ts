@@ -189,6 +189,12 @@ async function main(): Promise<number> {
     const tab = async (name: string): Promise<void> => {
       await page.locator(`[role="tab"][data-tab="${name}"]`).click();
     };
+    /** Tick exactly `names` among the Thread tab's servers (every enabled server starts ticked). */
+    const chooseThreadServers = async (names: readonly string[]): Promise<void> => {
+      for (const box of await page.locator('[data-role="thread-servers"] input[type="checkbox"]').all()) {
+        await box.setChecked(names.includes(await box.inputValue()));
+      }
+    };
     const fillServerForm = async (fields: {
       name?: string;
       command?: string;
@@ -491,8 +497,10 @@ async function main(): Promise<number> {
 
     await report.check("thread", "start a thread", async () => {
       await tab("thread");
-      await page.locator('[data-role="thread-servers"]').getByLabel("fx").check();
-      await page.locator('[data-role="thread-servers"]').getByLabel("everything").check();
+      const ticked = await page.locator('[data-role="thread-servers"] input:checked').count();
+      const offered = await page.locator('[data-role="thread-servers"] input').count();
+      assert(ticked === offered && offered > 0, `every enabled server starts ticked (${ticked} of ${offered})`);
+      await chooseThreadServers(["fx", "everything"]);
       await page.getByRole("button", { name: "Start thread" }).click();
       await page.locator('[data-thread] [data-server="fx"]').getByText("fx: ready").waitFor();
       await page.locator('[data-thread] [data-server="everything"]').getByText("everything: ready").waitFor();
@@ -526,6 +534,17 @@ async function main(): Promise<number> {
       const result = await resultText();
       assert(result.includes("done 5"), `result: ${result.slice(0, 80)}`);
       return `mid-call: "${shown}", bar ${value}/${max}`;
+    });
+
+    await report.check("thread", "the user's own Cancel is not an error", async () => {
+      await callTool("mcp__fx__progress", { steps: 20, delay_ms: 500 });
+      await page.locator('[data-role="progress-text"]').getByText(/^[1-9]\d* \/ 20/).waitFor();
+      await page.getByRole("button", { name: "Cancel call" }).click();
+      const cancelled = page.locator('[data-role="call-cancelled"]');
+      await cancelled.waitFor();
+      assert((await page.locator('[data-role="call-error"]').count()) === 0, "a cancel shown as an error");
+      await shot(page, "thread-cancelled");
+      return (await cancelled.textContent()) ?? "";
     });
 
     await report.check("thread", "elicitation answered in the modal", async () => {
@@ -605,9 +624,7 @@ async function main(): Promise<number> {
       await addServer({ name: "counter", command: python, args: [join(FIXTURES, "app_server.py")] });
       await addServer({ name: "vanilla", command: process.execPath, args: [VANILLA, "--stdio"] });
       await tab("thread");
-      for (const name of ["fx", "everything"]) await page.locator('[data-role="thread-servers"]').getByLabel(name).uncheck();
-      await page.locator('[data-role="thread-servers"]').getByLabel("counter").check();
-      await page.locator('[data-role="thread-servers"]').getByLabel("vanilla").check();
+      await chooseThreadServers(["counter", "vanilla"]);
       await page.getByRole("button", { name: "Start thread" }).click();
       await page.locator('[data-thread] [data-server="counter"]').getByText("counter: ready").waitFor();
       await page.locator('[data-thread] [data-server="vanilla"]').getByText("vanilla: ready").waitFor();

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { AppServerClient } from "mcp-app-server-client";
 import type { SidecarExit } from "mcp-app-server-client";
 import { Bridge } from "./bridge.js";
+import { DaemonLog } from "./daemon-log.js";
 import { externalUrl, openInSystemBrowser } from "./browser.js";
 import type { OpenExternal } from "./browser.js";
 import { OneTimeCodes } from "./codes.js";
@@ -60,6 +61,8 @@ export interface Host {
   readonly sandboxOrigin: string;
   /** The daemon's `--listen` socket. */
   readonly socketPath: string;
+  /** The file the daemon's log lines are appended to, in its data dir. */
+  readonly daemonLogPath: string | undefined;
   /** The lifecycle connection (the sidecar's stdio). */
   readonly client: AppServerClient;
   /** Page connections open now. */
@@ -82,6 +85,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
   const socketDir = mkdtempSync(join(tmpdir(), "mcp-settings-"));
   const socketPath = join(socketDir, "daemon.sock");
 
+  const daemonLog = new DaemonLog();
   let client: AppServerClient;
   try {
     client = await AppServerClient.spawn(command, [...args, "--listen", `unix:${socketPath}`], {
@@ -91,11 +95,14 @@ export async function startHost(options: HostOptions): Promise<Host> {
       // This host renders MCP Apps views: servers are told so on every connection the daemon opens.
       capabilities: { mcpApps: {} },
       restart: true,
+      stderr: daemonLog,
     });
   } catch (error) {
     rmSync(socketDir, { recursive: true, force: true });
     throw error;
   }
+  const dataDir = client.initializeResult?.dataDir;
+  if (dataDir !== undefined) daemonLog.open(dataDir);
   client.on("exit", (exit: SidecarExit) => {
     if (exit.expected) return;
     const tail = exit.stderrTail.trim().split("\n").slice(-3).join(" | ");
@@ -186,6 +193,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
   } catch (error) {
     await sandbox.close();
     await client.close();
+    await daemonLog.close();
     rmSync(socketDir, { recursive: true, force: true });
     throw error;
   }
@@ -199,6 +207,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
     token,
     sandboxOrigin: sandbox.origin,
     socketPath,
+    daemonLogPath: daemonLog.path,
     client,
     pages: () => bridge.size,
     oneTimeUrl,
@@ -213,6 +222,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await sandbox.close();
         await client.close();
+        await daemonLog.close();
         rmSync(socketDir, { recursive: true, force: true });
       })();
       return closing;

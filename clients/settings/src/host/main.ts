@@ -54,7 +54,8 @@ async function main(): Promise<number> {
   }
   const host = await startHost({ daemonCommand: command, dataDir: values["data-dir"], port });
   const dataDir = host.client.initializeResult?.dataDir ?? "?";
-  process.stdout.write(`mcp-app-server settings: ${host.url}\n  data dir: ${dataDir}\n  Ctrl-C stops it.\n`);
+  const logLine = host.daemonLogPath === undefined ? "" : `  daemon log: ${host.daemonLogPath}\n`;
+  process.stdout.write(`mcp-app-server settings: ${host.url}\n  data dir: ${dataDir}\n${logLine}  Ctrl-C stops it.\n`);
   if (values.open) await host.openPage();
   let stopping = false;
   const stopped = new Promise<number>((resolve) => {

@@ -92,6 +92,7 @@ export class ThreadView {
     this.cancelButton.addEventListener("click", () => this.inFlight?.abort());
     this.args.setAttribute("aria-describedby", this.argsHint.id);
     hub.on("servers", () => this.fillServers());
+    window.addEventListener("pagehide", () => this.archiveCurrent());
     hub.on("mcpServer/tool/progress", (update) => {
       if (update.threadId !== this.thread?.id || this.inFlight === undefined) return;
       // The bar shows how far; the text says the numbers and what the server says it is doing.
@@ -125,16 +126,19 @@ export class ThreadView {
     this.fillServers();
   }
 
+  /** Every enabled server is ticked when it first shows up (a thread of all of them is what "Start thread" means
+   * to a person); the user's unticks are kept across refreshes. */
   private fillServers(): void {
-    const chosen = new Set(
-      [...this.serverChoices.querySelectorAll<HTMLInputElement>("input:checked")].map((box) => box.value),
-    );
+    const boxes = [...this.serverChoices.querySelectorAll<HTMLInputElement>("input[type=checkbox]")];
+    const shown = new Set(boxes.map((box) => box.value));
+    const unticked = new Set(boxes.filter((box) => !box.checked).map((box) => box.value));
     replace(
       this.serverChoices,
       this.app.servers
         .filter((server) => server.enabled)
         .map((server) => {
-          const box = h("input", { type: "checkbox", value: server.name, id: uid("thread-server"), checked: chosen.has(server.name) });
+          const checked = !shown.has(server.name) || !unticked.has(server.name);
+          const box = h("input", { type: "checkbox", value: server.name, id: uid("thread-server"), checked });
           return h("label", { for: box.id }, box, ` ${server.name}`);
         }),
       this.app.servers.some((server) => server.enabled) ? null : h("span", { className: "empty" }, "No enabled servers."),
@@ -148,6 +152,7 @@ export class ThreadView {
       this.app.client.request("thread/start", { servers, ...(name === "" ? {} : { name }) }),
     );
     if (started === undefined) return;
+    this.archiveCurrent();
     this.thread = started.thread;
     this.app.addThread(started.thread);
     this.closeView();
@@ -155,6 +160,15 @@ export class ThreadView {
     replace(this.output);
     replace(this.threadInfo, h("p", { className: "meta" }, `Thread ${started.thread.id}: connecting its servers…`));
     await this.loadThread();
+  }
+
+  /** The thread the page leaves (another started, or the page closed) is archived, so its servers stop now rather
+   * than at their idle timeout. */
+  archiveCurrent(): void {
+    const thread = this.thread;
+    this.thread = undefined;
+    if (thread === undefined) return;
+    this.app.client.request("thread/archive", { threadId: thread.id }).catch(() => undefined);
   }
 
   /** The thread's servers (these reads wait for its servers to start) and the tools it may call. */
@@ -200,6 +214,10 @@ export class ThreadView {
       toFill.length === 0
         ? ""
         : `Add ${toFill.map((entry) => `"${entry.name}"${entry.type === undefined ? "" : ` (${entry.type})`}`).join(", ")}: required, with no default.`;
+    if (tool === undefined) {
+      this.argsHint.textContent = this.thread === undefined ? "Start a thread first." : "This thread has no tools to call.";
+      return;
+    }
     this.argsHint.textContent = [filled, add].filter((part) => part !== "").join(" ") || "Nothing is required.";
   }
 
@@ -256,7 +274,11 @@ export class ThreadView {
       const result = await call;
       replace(this.output, renderResult(tool.name, result));
     } catch (error) {
-      replace(this.output, h("div", { "data-role": "call-error" }, failureView(explain(error, `call ${tool.name}`))));
+      // The user's own Cancel is not a failure: it says so, plainly.
+      const failure = controller.signal.aborted
+        ? h("p", { className: "meta", "data-role": "call-cancelled" }, `You cancelled the call to ${tool.name}.`)
+        : h("div", { "data-role": "call-error" }, failureView(explain(error, `call ${tool.name}`)));
+      replace(this.output, failure);
     } finally {
       this.inFlight = undefined;
       this.callButton.disabled = false;
