@@ -84,9 +84,8 @@ def test_failures_publish_failed_before_the_typed_error(daemon: Daemon, config: 
 
 
 def test_crash_reports_stderr_tail_with_secrets_redacted(daemon: Daemon) -> None:
-    daemon.request(
-        "mcpServer/create", {"name": "crash", "config": command("crash_at_start.py", env={"CRASH_TOKEN": "tok-98765"}, enabled=False)}
-    )
+    config = command("crash_at_start.py", env={"CRASH_TOKEN": "tok-98765"}, enabled=False)
+    daemon.request("mcpServer/create", {"name": "crash", "config": config})
     start_error(daemon, "crash")
     status = daemon.request("mcpServerStatus/list")["data"][0]
     assert status["stderrTail"]
