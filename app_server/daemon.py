@@ -229,6 +229,25 @@ class Daemon:
         if any(config.type == "stdio" for config in configs.values()):
             await refresh_login_path()
 
+    def server_created(self, name: str, config: McpServerConfig) -> None:
+        """A server was created (or installed): an enabled one starts in its management connection in the
+        background, as at launch, its row ``starting`` from now on (a server stored before the first client is
+        initialized is started by autostart)."""
+        if not config.enabled or not self._initialized:
+            return
+        if self._manager is not None:
+            self._manager.expect_starts([name])
+        else:
+            self._autostart.append(name)  # the manager, once built, starts with this row ``starting``
+        self.spawner.spawn(self._start_created, name, name=f"mcp-start:{name}")
+
+    async def _start_created(self, name: str) -> None:
+        from mcp_runtime import load_owners
+
+        await self.runtime_loaded()
+        await load_owners()
+        await self.manager.start_created(name)
+
     async def _move_secrets_in(self) -> None:
         """With the OS keychain, secrets a file still holds move into it, once the host has its first answer."""
         await self.first_answer.wait()

@@ -319,6 +319,7 @@ class SizeLimitErrorData(ErrorDetails):
 
     reason: Literal["configTooLarge", "responseTooLarge", "resourceTooLarge"]
     limit: int | None = Field(default=None, description="The limit in bytes.")
+    size: int | None = Field(default=None, description="The size in bytes of what was refused, when known.")
     path: str | None = Field(default=None, description="The file that is too large.")
 
 
@@ -327,8 +328,13 @@ class StartupFailedErrorData(ErrorDetails):
 
     reason: Literal["startupFailed"]
     detail: str | None = Field(
-        default=None, description="The kind of failure: `commandNotFound`, `tooManyOpenFiles`, …"
+        default=None,
+        description="The kind of failure: `commandNotFound`, `tooManyOpenFiles`, `connectionRefused`, "
+        "`nameNotResolved`, `connectTimeout`, `httpStatus` (the server refused the handshake with an HTTP error), "
+        "`unsupportedProtocolVersion` (the server refused the version the config pins), …",
     )
+    http_status: int | None = Field(default=None, description="The HTTP status the server refused the start with.")
+    protocol: str | None = Field(default=None, description="With `unsupportedProtocolVersion`: the pinned version.")
     command: str | None = Field(default=None, description="With `commandNotFound`: the command.")
     searched: list[str] | None = Field(default=None, description="With `commandNotFound`: the directories looked in.")
     stderr_tail: str | None = Field(default=None, description="The end of the server's stderr (secrets redacted).")

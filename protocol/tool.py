@@ -157,6 +157,11 @@ class Projection(WireModel):
         description="Why nothing was archived (the data dir's disk is full): `text` is then cut to 16 KiB with no "
         "refs, and `content` is still complete.",
     )
+    content_omitted: bool | None = Field(
+        default=None,
+        description="The result was too large to carry in the answer (tens of MiB): `content` holds `text` only "
+        "and the whole result is behind `refs` (read it with `thread/context/read`).",
+    )
 
 
 class ToolCallResult(OpenModel):

@@ -4,6 +4,10 @@ came from."""
 
 from __future__ import annotations
 
+import functools
+
+import anyio
+
 from app_server.context import RequestContext
 from app_server.handlers.registry import method
 from app_server.handlers.servers import record
@@ -70,11 +74,14 @@ async def install(ctx: RequestContext, params: InstallParams) -> ServerResult:
     check_server(params.name, config)
     policy().check_transport(config, params.name)
     admin_policy().check(params.name, config, planned.source)
+    # off the loop: secret inputs are written to the secret store (a keychain may answer slowly) first
     if upgrade:
-        server = store.reinstall(params.name, config, planned.source)
+        server = await anyio.to_thread.run_sync(store.reinstall, params.name, config, planned.source)
         await ctx.daemon.config_changed(params.name)
     else:
-        server = store.create(params.name, config, source=planned.source)
+        create = functools.partial(store.create, params.name, config, source=planned.source)
+        server = await anyio.to_thread.run_sync(create)
+        ctx.daemon.server_created(server.name, server.config)  # an enabled install starts, as a create does
     if planned.bundle is not None:
         remove_other_versions(ctx.daemon.data_dir, *planned.bundle)
     return ServerResult(server=record(server, Origins(installs.registry_url, ctx.daemon.data_dir)))

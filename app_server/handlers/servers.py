@@ -74,6 +74,7 @@ async def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResul
     config = restore_redacted(params.config, None)
     # off the loop: the config's secrets are written to the secret store (a keychain may answer slowly) first
     server = await anyio.to_thread.run_sync(ctx.daemon.store.create, params.name, config)
+    ctx.daemon.server_created(server.name, server.config)
     return ServerResult(server=record(server))
 
 

@@ -24,7 +24,7 @@ from mcp_runtime.oauth import needs_login
 from mcp_runtime.oauth.credentials import CREDENTIALS_FILE
 from mcp_runtime.owners.auth import auth_status, connection_auth, watch_login
 from mcp_runtime.owners.completion import complete
-from mcp_runtime.owners.preview import UI_SCHEME, preview_content, typed_contents, view_too_large
+from mcp_runtime.owners.preview import UI_SCHEME, checked_view, preview_content, typed_contents, view_too_large
 from mcp_runtime.owners.status import CredentialsStamp, Detail, RowKey, StatusCache
 from mcp_runtime.secrets.configs import revealed
 from mcp_runtime.session.slot import ElicitationHandler, SessionSlot, SlotLost
@@ -161,12 +161,21 @@ class SlotOwner(ABC):
             spawner=self._spawner,
             thread_id=self.thread_id,
             elicitation=elicitation,
-            on_lost=on_lost,
+            on_lost=lambda lost: self._announce_loss(lost, on_lost),
             subscriptions=subscriptions,
             auth=auth,
         )
         watch_login(auth, slot.lose)
         return slot
+
+    def _announce_loss(self, slot: SessionSlot, then: SlotLost | None) -> None:
+        """A session lost after it was ready says why at once: ``failed`` with its typed error (its row says the
+        same); then the owner's own policy (a restart with backoff, or a reconnect on the next use)."""
+        last = slot.state.last_error
+        error = AppError(last.reason, last.message, server=slot.name) if last is not None else None
+        self._publish(slot.name, "failed", error or AppError("connectionLost", "the connection was lost"))
+        if then is not None:
+            then(slot)
 
     async def _start_slot(self, name: str, slot: SessionSlot) -> None:
         """Start the slot and publish how it ended: ``ready``, ``failed`` or ``cancelled`` (then re-raise)."""
@@ -321,8 +330,10 @@ class SlotOwner(ABC):
                 contents: list[dict[str, Any]] = (await slot.read_resource(uri)).get("contents", [])
             except AppError as exc:
                 if view and exc.reason == "responseTooLarge":
-                    raise view_too_large(server, uri, exc) from exc
+                    raise view_too_large(server, uri, exc.details.get("size")) from exc
                 raise
+        if view:
+            checked_view(server, uri, contents)
         self._after_read(server, uri, contents)
         if preview and not view:  # a view is rendered whole: never a preview's cut
             contents = [preview_content(c) for c in contents]

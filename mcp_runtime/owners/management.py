@@ -18,6 +18,7 @@ import structlog
 
 from mcp_runtime.config.edits import normalized
 from mcp_runtime.events import EventSink
+from mcp_runtime.oauth import needs_login
 from mcp_runtime.owners.base import SlotOwner
 from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.session.slot import SessionSlot
@@ -46,6 +47,12 @@ class ManagedServer:
     starting: bool = False
     attempts: int = 0
     connected_at: float | None = None
+    kept: SessionSlot | None = None
+    """The last session that was ready: its catalog stands for the server while it is restarted after a loss."""
+
+    def catalog_slot(self) -> SessionSlot | None:
+        slot = self.slot
+        return slot if slot is not None and slot.connected else self.kept
 
 
 class McpClientManager(SlotOwner):
@@ -106,9 +113,9 @@ class McpClientManager(SlotOwner):
         """Management reads leave no diagnostics fact (those belong to threads)."""
 
     def _connected(self) -> dict[str, SessionSlot]:
-        return {
-            name: entry.slot for name, entry in self._entries.items() if entry.slot is not None and entry.slot.connected
-        }
+        """Connected slots, and the last ready one of a server being restarted after a loss (its catalog)."""
+        slots = {name: entry.catalog_slot() for name, entry in self._entries.items()}
+        return {name: slot for name, slot in slots.items() if slot is not None}
 
     def pid(self, name: str) -> int | None:
         """The running stdio server's pid (diagnostics and tests), or None."""
@@ -169,6 +176,7 @@ class McpClientManager(SlotOwner):
         entry.config = config
         await self._start_slot(name, slot)
         entry.connected_at = anyio.current_time()
+        entry.kept = slot
         return self._status(name, config, self._credentials_stamp())
 
     async def stop(self, name: str) -> None:
@@ -182,6 +190,7 @@ class McpClientManager(SlotOwner):
             return
         self._cancel_restart(entry)
         entry.auth_error = None
+        entry.kept = None
         slot = entry.slot
         if slot is not None:
             running = slot.state.status in ("starting", "connected")
@@ -232,6 +241,24 @@ class McpClientManager(SlotOwner):
             for name in names:
                 tg.start_soon(self._start_quietly, name, True)
 
+    async def start_created(self, name: str) -> None:
+        """A server just created (or installed) and enabled starts, unless a start or stop asked for meanwhile came
+        first (it is not started twice); a failure is published, not raised."""
+        entry = self._entries.get(name)
+        if entry is None or self._closed:
+            return  # deleted meanwhile
+        try:
+            async with entry.lock:
+                config = self._snapshot().get(name)
+                if config is None or not config.enabled or entry.slot is not None or entry.auth_error is not None:
+                    return
+                await self._start_locked(name, entry, config)
+        except AppError as exc:
+            log.debug("server_start_failed", server=name, reason=exc.reason)
+        finally:
+            if entry.slot is None:
+                entry.starting = False
+
     async def _start_quietly(self, name: str, cancel_restart: bool) -> None:
         try:
             await self._start(name, cancel_restart=cancel_restart)
@@ -250,13 +277,14 @@ class McpClientManager(SlotOwner):
     # ---------------------------------------------------------------- restart
 
     def _lost(self, slot: SessionSlot) -> None:
-        """A connected server crashed: restart it with exponential backoff and jitter."""
+        """A connected session was lost (a crash, a dead HTTP server, an answer it could not take): restart it with
+        exponential backoff and jitter, as for a killed process; a start that fails again waits longer."""
         entry = self._entries.get(slot.name)
         if self._closed or entry is None or entry.slot is not slot:
             return
         error = slot.state.last_error
-        if error is None or error.reason != "connectionLost":
-            return  # an invalid catalog or an auth failure would fail again: no restart loop
+        if error is None or needs_login(error.reason):
+            return  # a login is the user's: no restart loop (the row says authenticationRequired)
         if entry.connected_at is not None and anyio.current_time() - entry.connected_at >= STABLE_AFTER_S:
             entry.attempts = 0
         self._cancel_restart(entry)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from mcp_runtime.limits import MAX_MESSAGE_BYTES
+from mcp_runtime.limits import MAX_VIEW_BYTES
 from protocol.jsonrpc import AppError
 from protocol.resource import ResourceContent, ResourceReadResult
 from protocol.thread import ContentRef, ResourceReadFact
@@ -19,11 +19,25 @@ URI_PREVIEW_CHARS = 120
 UI_SCHEME = "ui://"
 
 
-def view_too_large(server: str, uri: str, error: AppError) -> AppError:
-    """A view is handed over whole or not at all: a read refused for its size (a message past the transport's cap)
-    is ``resourceTooLarge``, never a preview's cut, which would render broken."""
-    message = f"the view {uri[:200]} is larger than {MAX_MESSAGE_BYTES} bytes"
-    return AppError("resourceTooLarge", message, limit=error.details.get("limit", MAX_MESSAGE_BYTES), server=server)
+def view_too_large(server: str, uri: str, size: int | None) -> AppError:
+    """A view is handed over whole or not at all: one over ``MAX_VIEW_BYTES`` (or a message past the transport's
+    cap) is ``resourceTooLarge``, never a preview's cut, which would render broken."""
+    weight = f"{size} bytes" if size is not None else "larger than a server message may be"
+    message = f"the view {uri[:200]} is {weight}, over the {MAX_VIEW_BYTES}-byte limit for a view"
+    sized = {"size": size} if size is not None else {}
+    return AppError("resourceTooLarge", message, limit=MAX_VIEW_BYTES, server=server, **sized)
+
+
+def checked_view(server: str, uri: str, contents: Sequence[dict[str, Any]]) -> None:
+    """A view read whole is refused past ``MAX_VIEW_BYTES`` (its text's UTF-8 bytes, or its blob's decoded size)."""
+    size = 0
+    for content in contents:
+        if isinstance(text := content.get("text"), str):
+            size += len(text) if text.isascii() else len(text.encode("utf-8", errors="replace"))
+        elif isinstance(blob := content.get("blob"), str):
+            size += len(blob) * 3 // 4
+    if size > MAX_VIEW_BYTES:
+        raise view_too_large(server, uri, size)
 
 
 def typed_contents(server: str, contents: Sequence[dict[str, Any]]) -> ResourceReadResult:

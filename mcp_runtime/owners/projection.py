@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_runtime.storage.archive import Kind, Stored, stored
+from protocol.constants import MAX_OUTPUT_LINE_BYTES
 from protocol.encoding import compact
 
 PROJECTION_TEXT_BYTES = 16 * 1024
+MAX_ANSWER_BYTES = MAX_OUTPUT_LINE_BYTES - 64 * 1024
+"""The longest tool call answer carried whole (the rest of the line is the response's envelope)."""
 TEXT_MIME = "text/plain; charset=utf-8"
 JSON_MIME = "application/json"
 
@@ -81,17 +84,18 @@ def _text_only(result: Mapping[str, Any]) -> bool:
     return "structuredContent" not in result and all(item.get("type") == "text" for item in content)
 
 
-def projection_text(result: Mapping[str, Any], refs: Mapping[int, Stored]) -> tuple[str, str]:
-    """The whole projection text and its MIME type; ``refs`` maps content indexes to their archived blobs."""
+def projection_bytes(result: Mapping[str, Any], refs: Mapping[int, Stored]) -> tuple[bytes, str]:
+    """The whole projection as stored (UTF-8) and its MIME type; ``refs`` maps content indexes to their archived
+    blobs. Made once as bytes: a result of tens of MiB is not copied again to be clipped and archived."""
     content: list[dict[str, Any]] = list(result.get("content") or [])
     if _text_only(result):
-        return "\n".join(str(item.get("text", "")) for item in content), TEXT_MIME
+        return utf8("\n".join(str(item.get("text", "")) for item in content)), TEXT_MIME
     document: dict[str, Any] = {"content": [_projected_item(item, refs.get(i)) for i, item in enumerate(content)]}
     if "structuredContent" in result:
         document["structuredContent"] = result["structuredContent"]
     if result.get("isError"):
         document["isError"] = True
-    return compact(document).decode(), JSON_MIME
+    return compact(document), JSON_MIME
 
 
 def utf8(text: str) -> bytes:
@@ -121,19 +125,19 @@ def project(result: Mapping[str, Any], new_ref: Callable[[], str]) -> Projected:
     blobs = media(result.get("content") or [])
     by_index = {blob.index: stored(new_ref(), blob.kind, blob.mime_type, blob.data) for blob in blobs}
     entries = [(by_index[blob.index], blob.data) for blob in blobs]
-    full, mime_type = projection_text(result, by_index)
-    text, truncated = clip(full)
+    full, mime_type = projection_bytes(result, by_index)
+    truncated = len(full) > PROJECTION_TEXT_BYTES
+    text = full[:PROJECTION_TEXT_BYTES].decode(errors="ignore") if truncated else full.decode()
     if truncated:
-        encoded = utf8(full)
-        entries.append((stored(new_ref(), "text", mime_type, encoded), encoded))
+        entries.append((stored(new_ref(), "text", mime_type, full), full))
     return Projected({"text": text, "truncated": truncated, "refs": [meta.view() for meta, _ in entries]}, entries)
 
 
 def unarchived(result: Mapping[str, Any]) -> dict[str, Any]:
     """The projection of a result whose archive entries could not be written (the disk is full): the clipped text
     with no refs, marked, so that the call still answers with its complete ``content``."""
-    full, _ = projection_text(result, {})
-    text, _ = clip(full)
+    full, _ = projection_bytes(result, {})
+    text = full[:PROJECTION_TEXT_BYTES].decode(errors="ignore")
     return {"text": text, "truncated": True, "refs": [], "archiveError": "storageFull"}
 
 
@@ -149,3 +153,30 @@ def tool_call_json(result: Mapping[str, Any], projection: dict[str, Any]) -> byt
     document["projection"] = projection
     document.update((key, value) for key, value in result.items() if key not in _DECLARED and key != "projection")
     return compact(document)
+
+
+def _weight(result: Mapping[str, Any]) -> int:
+    """A lower bound of a result's JSON size, from its texts and blobs alone: cheap, and enough to tell a result
+    that can never fit in an answer without encoding it."""
+    total = 0
+    for item in result.get("content") or []:
+        for key in ("text", "data"):
+            if isinstance(value := item.get(key), str):
+                total += len(value)
+        resource = item.get("resource")
+        if isinstance(resource, dict):
+            total += sum(len(v) for k, v in resource.items() if k in ("text", "blob") and isinstance(v, str))
+    return total
+
+
+def answer_json(result: Mapping[str, Any], projected: Projected) -> bytes:
+    """The answer to a tool call: the result whole when it fits in a line a client reads, else (a result of tens of
+    MiB, archived whole) its projection alone, ``content`` holding the projection text, marked ``contentOmitted``;
+    the complete result is behind the projection's refs."""
+    if _weight(result) <= MAX_ANSWER_BYTES:
+        answer = tool_call_json(result, projected.projection)
+        if len(answer) <= MAX_ANSWER_BYTES:
+            return answer
+    slim = {key: value for key, value in result.items() if key not in ("content", "structuredContent")}
+    slim["content"] = [{"type": "text", "text": projected.projection["text"]}]
+    return tool_call_json(slim, {**projected.projection, "contentOmitted": True})

@@ -22,14 +22,13 @@ import structlog
 
 from mcp_runtime.catalog.schemas import errors, non_finite
 from mcp_runtime.events import EventSink
-from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.oauth import logs_in, needs_login
 from mcp_runtime.owners import elicitation as _elicitation
 from mcp_runtime.owners.base import SlotOwner
 from mcp_runtime.owners.deadline import FORM_BACKSTOP_S, CallDeadline, runs_as_task
 from mcp_runtime.owners.elicitation import Asker, Call
 from mcp_runtime.owners.preview import resource_read_fact
-from mcp_runtime.owners.projection import project, tool_call_json, unarchived
+from mcp_runtime.owners.projection import answer_json, project, tool_call_json, unarchived
 from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.owners.tasks import BackgroundTasks
 from mcp_runtime.owners.thread_server import ThreadServer
@@ -119,6 +118,7 @@ class McpThreadRuntime(SlotOwner):
                 raise
             else:
                 announce_changes(self._sink, name, self.thread_id, kept, slot.state)
+                server.kept = slot
                 self._schedule_sleep(name, server)
         finally:
             server.woke(server.error)
@@ -192,12 +192,9 @@ class McpThreadRuntime(SlotOwner):
         return [self._status(name, server, stamp) for name, server in sorted(self._servers.items())]
 
     def _connected(self) -> dict[str, SessionSlot]:
-        """Connected slots, and asleep ones: their last catalog is served without waking them."""
-        return {
-            name: server.slot
-            for name, server in self._servers.items()
-            if server.slot is not None and (server.slot.connected or server.asleep)
-        }
+        """Connected slots, and asleep or lost ones: their last catalog is served without waking them."""
+        slots = {name: server.catalog_slot() for name, server in self._servers.items()}
+        return {name: slot for name, slot in slots.items() if slot is not None}
 
     async def _settled(self, name: str | None = None) -> None:
         """Wait for the servers still starting, each bounded by its startup timeout (SPEC §4)."""
@@ -308,10 +305,7 @@ class McpThreadRuntime(SlotOwner):
                 message = f"{tool} returned structuredContent with numbers JSON cannot carry"
                 raise AppError("invalidOutput", message, errors=non_json, result=result, server=server)
             projected = project(result, self._archive.new_ref)
-            answer = tool_call_json(result, projected.projection)
-            size = len(answer)
-            if size > MAX_MESSAGE_BYTES:
-                raise AppError("responseTooLarge", f"tool result is {size} bytes (max {MAX_MESSAGE_BYTES})")
+            answer = answer_json(result, projected)
             if spec.output is not None and not result.get("isError"):
                 structured = result.get("structuredContent")
                 if structured is None:

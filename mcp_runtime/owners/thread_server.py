@@ -41,6 +41,9 @@ class ThreadServer:
     sleeper: TaskHandle | None = None
     asleep: bool = False
     """Put to sleep: ``slot`` is the closed slot, kept for its catalog."""
+    kept: SessionSlot | None = None
+    """The last session that was ready: its catalog stands for the server after that session is lost (a crash, a
+    dead HTTP server), also when a reconnect fails, so the model keeps the tools whose next call reconnects."""
     waking: bool = False
     """The start under way wakes a sleeping server (or retries a wake that failed)."""
     wake_failures: int = 0
@@ -65,6 +68,13 @@ class ThreadServer:
     @property
     def starting(self) -> bool:
         return self.task is not None and not self.ready.is_set()
+
+    def catalog_slot(self) -> SessionSlot | None:
+        """The slot whose catalog is served: the live one, the one asleep, else the last one that was ready."""
+        slot = self.slot
+        if slot is not None and (slot.connected or self.asleep):
+            return slot
+        return self.kept
 
     def may_sleep(self) -> bool:
         """Nothing holds the server awake: no request in flight, no open subscription."""

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
-from mcp_runtime.limits import MAX_MESSAGE_BYTES
+from mcp_runtime.limits import MAX_SERVER_MESSAGE_BYTES
+from mcp_runtime.session.http_refusal import RefusalLog, read_capped
 from mcp_runtime.session.refusal import REASON_MARKER, refusal_body
 from protocol.config import HttpServerConfig
 from protocol.jsonrpc import AppError
@@ -54,7 +55,9 @@ def _refusal(request: httpx2.Request, reason: str, message: str) -> httpx2.Respo
     return httpx2.Response(400, headers={"content-type": "application/json"}, content=body, request=request)
 
 
-def _policy_transport(inner: httpx2.AsyncBaseTransport, *, refuse_401: bool) -> httpx2.AsyncBaseTransport:
+def _policy_transport(
+    inner: httpx2.AsyncBaseTransport, *, refuse_401: bool, refusals: RefusalLog
+) -> httpx2.AsyncBaseTransport:
     import httpx2
 
     class _TooLarge(httpx2.StreamError):
@@ -68,15 +71,16 @@ def _policy_transport(inner: httpx2.AsyncBaseTransport, *, refuse_401: bool) -> 
             seen = 0
             async for chunk in self._stream:
                 seen += len(chunk)
-                if seen > MAX_MESSAGE_BYTES:
-                    raise _TooLarge(f"{REASON_MARKER}=responseTooLarge: body over {MAX_MESSAGE_BYTES} bytes")
+                if seen > MAX_SERVER_MESSAGE_BYTES:
+                    raise _TooLarge(f"{REASON_MARKER}=responseTooLarge: body over {MAX_SERVER_MESSAGE_BYTES} bytes")
                 yield chunk
 
         async def aclose(self) -> None:
             await self._stream.aclose()
 
     class PolicyTransport(httpx2.AsyncBaseTransport):
-        """Refuse redirects, 401 without auth and bodies over 4 MiB before the SDK parses anything."""
+        """Refuse redirects, 401 without auth and bodies over the server message limit before the SDK parses
+        anything."""
 
         async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
             response = await inner.handle_async_request(request)
@@ -88,11 +92,19 @@ def _policy_transport(inner: httpx2.AsyncBaseTransport, *, refuse_401: bool) -> 
                 refusal = ("authRequired", "the server requires authentication (HTTP 401)")
             else:
                 length = response.headers.get("content-length")
-                if length is not None and length.isdigit() and int(length) > MAX_MESSAGE_BYTES:
-                    refusal = ("responseTooLarge", f"response body over {MAX_MESSAGE_BYTES} bytes")
+                if length is not None and length.isdigit() and int(length) > MAX_SERVER_MESSAGE_BYTES:
+                    refusal = ("responseTooLarge", f"the response body is {length} bytes, over the limit")
             if refusal is not None:
                 await response.aclose()
                 return _refusal(request, *refusal)
+            if status >= 400 and status not in (401, 403):  # kept to name a failed start (auth answers are the auth
+                # layer's); handed on as read (an error body is small)
+                body = await read_capped(response)
+                await response.aclose()
+                refusals.note(status, body)
+                dropped = ("content-length", "content-encoding", "transfer-encoding")
+                headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in dropped]
+                return httpx2.Response(status, headers=headers, content=body, request=request)
             if not response.headers.get("content-type", "").lower().startswith("text/event-stream"):
                 # SSE is bounded per event by the SDK (max_sse_event_size); anything else is read whole.
                 response.stream = _Bounded(response.stream)  # type: ignore[arg-type]
@@ -227,9 +239,25 @@ def _modern_versions() -> frozenset[str]:
     return frozenset(MODERN_PROTOCOL_VERSIONS)
 
 
+class HttpTransport:
+    """One connection's streamable HTTP transport, keeping what its server refused (``refusals``) so that a failed
+    start can say it."""
+
+    def __init__(self, config: HttpServerConfig, headers: dict[str, str], auth: httpx2.Auth | None) -> None:
+        self.url = config.url
+        self.refusals = RefusalLog()
+        self._cm = http_transport(config, headers, auth, self.refusals)
+
+    async def __aenter__(self) -> TransportStreams:
+        return await self._cm.__aenter__()
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return await self._cm.__aexit__(*exc)
+
+
 @asynccontextmanager
 async def http_transport(
-    config: HttpServerConfig, headers: dict[str, str], auth: httpx2.Auth | None
+    config: HttpServerConfig, headers: dict[str, str], auth: httpx2.Auth | None, refusals: RefusalLog
 ) -> AsyncIterator[TransportStreams]:
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
@@ -241,11 +269,15 @@ async def http_transport(
         auth=auth,
         follow_redirects=False,
         timeout=httpx2.Timeout(HTTP_CONNECT_TIMEOUT_S, read=None),
-        transport=_policy_transport(httpx2.AsyncHTTPTransport(verify=_ssl_context()), refuse_401=auth is None),
+        transport=_policy_transport(
+            httpx2.AsyncHTTPTransport(verify=_ssl_context()), refuse_401=auth is None, refusals=refusals
+        ),
     )
     async with (
         client,
-        streamable_http_client(config.url, http_client=client, max_sse_event_size=MAX_MESSAGE_BYTES) as (read, write),
+        streamable_http_client(
+            config.url, http_client=client, max_sse_event_size=MAX_SERVER_MESSAGE_BYTES
+        ) as (read, write),
     ):
         fix = _CompleteByDefault()
         yield _Reads(read, fix), _Writes(write, fix)

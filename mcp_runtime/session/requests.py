@@ -13,7 +13,6 @@ from mcp_runtime.oauth import needs_login
 from mcp_runtime.session.errors import exit_description, is_resource_not_found, marked_reason, timeout_error
 from mcp_runtime.session.refresh import list_tools
 from mcp_runtime.session.state import dump
-from mcp_runtime.session.stdio import StdioTransport
 from mcp_runtime.session.upstream_guard import result_detail
 from protocol.jsonrpc import AppError
 
@@ -150,8 +149,7 @@ def map_error(
         if exc.code == REQUEST_TIMEOUT:
             return timeout_error(server, timeout_ms, tool=tool, method=method), False
         if exc.code == CONNECTION_CLOSED:
-            fault = transport.fault if isinstance(transport, StdioTransport) else None
-            return fault or AppError("connectionLost", exit_description(transport)), True
+            return AppError("connectionLost", exit_description(transport)), True
         if uri is not None and method == "resources/read" and is_resource_not_found(exc.code, exc.message):
             missing = AppError("unknownResource", f"{server} has no resource {uri[:200]}", uri=uri, server=server)
             return missing, False

@@ -11,6 +11,7 @@ import math
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -21,6 +22,7 @@ from mcp_runtime.secrets.configs import revealed
 from mcp_runtime.session import requests as _requests
 from mcp_runtime.session.connect import handshake, is_modern, open_client
 from mcp_runtime.session.errors import classify_session_failure, exit_description
+from mcp_runtime.session.heartbeat import heartbeat
 from mcp_runtime.session.listen import ListenStream
 from mcp_runtime.session.refresh import CallGate, CatalogRefresher
 from mcp_runtime.session.state import ConnectionState, dump, ended_state, lost_state
@@ -211,6 +213,7 @@ class SessionSlot:
                     transport=self._transport,
                     tail=self._tail_detail(),
                     server=self.name,
+                    protocol=self.config.protocol,
                 )
         finally:
             self._client = None
@@ -225,6 +228,9 @@ class SessionSlot:
                 await self._listen.opened()
             if isinstance(self._transport, StdioTransport):
                 tg.start_soon(self._watch_exit, self._transport)
+            elif self.thread_id is None:  # management never sleeps: a dead HTTP server is noticed, not shown live
+                version = self._state.protocol_version
+                tg.start_soon(partial(heartbeat, client, modern=self.modern, version=version, lose=self.lose))
             scope.deadline = math.inf
             self._client = client
             self._ready.set()
@@ -233,7 +239,7 @@ class SessionSlot:
 
     async def _watch_exit(self, transport: StdioTransport) -> None:
         await transport.exited.wait()
-        self.lose(transport.fault or AppError("connectionLost", exit_description(transport)))
+        self.lose(AppError("connectionLost", exit_description(transport)))
 
     def _finish(self, error: AppError | None) -> None:
         self._state, self._start_error, lost = ended_state(

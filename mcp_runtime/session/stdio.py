@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_runtime.config.policy import policy
-from mcp_runtime.limits import MAX_MESSAGE_BYTES
 from mcp_runtime.platform import children, descriptors
 from mcp_runtime.platform.shell_path import LOGIN_PATH
 from mcp_runtime.platform.watcher import CHILD_GROUPS, parent_death_signal
@@ -148,7 +147,6 @@ class StdioTransport:
         self._env = env
         self.tail = tail
         self.exited = anyio.Event()
-        self.fault: AppError | None = None
         self.returncode: int | None = None
         self.pid: int | None = None
         self.grace_s = STOP_GRACE_S
@@ -249,7 +247,7 @@ class StdioTransport:
         assert self._child is not None
         process, stdout, stderr, stdout_pipe, stderr_pipe = self._child
         assert process.stdin is not None
-        read_stream = StdoutStream(stdout, self.guard, self.exited, self._overflowed)
+        read_stream = StdoutStream(stdout, self.guard, self.exited)
         write_stream = StdinStream(process.stdin, self.guard, self.exited)
         try:
             async with anyio.create_task_group() as tg:
@@ -271,13 +269,6 @@ class StdioTransport:
             process.release()
             self.returncode = process.returncode
             self.exited.set()
-
-    def _overflowed(self) -> None:
-        self.fault = AppError(
-            "responseTooLarge",
-            f"the server wrote a stdout message over {MAX_MESSAGE_BYTES} bytes",
-            limit=MAX_MESSAGE_BYTES,
-        )
 
     async def _read_stderr(self, stderr: asyncio.StreamReader) -> None:
         try:

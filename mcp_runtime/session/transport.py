@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
 from mcp_runtime.config.edits import REDACTED
 from mcp_runtime.config.policy import policy
-from mcp_runtime.session.http import http_transport, resolve_headers
+from mcp_runtime.session.http import HttpTransport, resolve_headers
 from mcp_runtime.session.stdio import StdioTransport
 from protocol.config import McpServerConfig, StdioServerConfig
 
 if TYPE_CHECKING:
     import httpx2
 
-    from mcp_runtime._sdk_compat import TransportStreams
 
 STDERR_TAIL_BYTES = 8 * 1024
 MIN_REDACTED_LEN = 4
@@ -64,10 +62,10 @@ def secret_values(config: McpServerConfig, env: Mapping[str, str]) -> list[str]:
 
 def build_transport(
     config: McpServerConfig, env: Mapping[str, str], tail: StderrTail, *, auth: httpx2.Auth | None = None
-) -> StdioTransport | AbstractAsyncContextManager[TransportStreams]:
+) -> StdioTransport | HttpTransport:
     """The SDK transport for ``config``; env-referenced values are resolved here (``missingEnvVar`` early)."""
     policy().check_transport(config)
     policy().check_sources(config)
     if isinstance(config, StdioServerConfig):
         return StdioTransport(config, env, tail)
-    return http_transport(config, resolve_headers(config, env), auth)
+    return HttpTransport(config, resolve_headers(config, env), auth)

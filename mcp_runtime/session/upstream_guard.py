@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -26,6 +27,12 @@ MAX_DETAIL = 300
 MAX_TRACKED = 4096
 """Ids of requests in flight remembered at most (a request abandoned without a cancel must not leak)."""
 INTERNAL_ERROR = -32603
+_ID_VALUE = rb'(?P<id>-?\d{1,19}|"(?:[^"\\]|\\.){0,256}")'
+_VERSION = rb'"jsonrpc"\s*:\s*"2\.0"\s*'
+_LEADING_ID = re.compile(rb'\s*\{\s*(?:' + _VERSION + rb',\s*)?"id"\s*:\s*' + _ID_VALUE + rb'\s*[,}]')
+"""An id that opens a message (``{"jsonrpc":"2.0","id":7,…``): only the top level's first members sit there."""
+_TRAILING_ID = re.compile(rb',\s*"id"\s*:\s*' + _ID_VALUE + rb'\s*(?:,\s*' + _VERSION + rb')?\}\s*$')
+"""An id that closes a message (``…,"jsonrpc":"2.0","id":7}``, as the TypeScript SDK writes a result)."""
 
 
 class SkippedLine(Exception):
@@ -92,6 +99,40 @@ class UpstreamGuard:
         if isinstance(message, sdk.answers) and message.id is not None:
             self._in_flight.pop(sdk.coerce_request_id(message.id), None)
         return sdk.session_message(message)
+
+    def oversized(self, head: bytes, tail: bytes, size: int, limit: int) -> SessionMessage | Exception:
+        """A line past the limit, read and let go: the request it answers (its id found at either end of the line,
+        where JSON-RPC writers put it) fails ``responseTooLarge`` with the size; a line answering nothing in
+        flight is skipped. The connection goes on either way."""
+        from mcp.shared.message import SessionMessage
+        from mcp_types import ErrorData, JSONRPCError
+
+        key = self._oversized_id(head, tail)
+        if key is None:
+            return self._skip()
+        del self._in_flight[key]
+        error = ErrorData(
+            code=INTERNAL_ERROR,
+            message=f"the server's answer is {size} bytes, over the {limit}-byte limit",
+            data={REASON_MARKER: "responseTooLarge", "size": size, "limit": limit},
+        )
+        return SessionMessage(JSONRPCError(jsonrpc="2.0", id=key, error=error))
+
+    def _oversized_id(self, head: bytes, tail: bytes) -> Any:
+        from mcp.shared.dispatcher import coerce_request_id
+
+        for match in (_LEADING_ID.match(head), _TRAILING_ID.search(tail)):
+            if match is None:
+                continue
+            try:
+                value = json.loads(match.group("id"))
+            except ValueError:
+                continue
+            if isinstance(value, int | str) and not isinstance(value, bool):
+                key = coerce_request_id(value)
+                if key in self._in_flight:
+                    return key
+        return None
 
     def _skip(self) -> SkippedLine:
         self.skipped += 1

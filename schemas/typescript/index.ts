@@ -1249,6 +1249,8 @@ export interface Projection {
   refs: ProjectionRef[];
   /** Why nothing was archived (the data dir's disk is full): `text` is then cut to 16 KiB with no refs, and `content` is still complete. */
   archiveError?: "storageFull";
+  /** The result was too large to carry in the answer (tens of MiB): `content` holds `text` only and the whole result is behind `refs` (read it with `thread/context/read`). */
+  contentOmitted?: boolean;
 }
 
 /** One archived piece of a result: the full projection text (`text`) or a media/embedded blob. */
@@ -1988,6 +1990,8 @@ export interface SizeLimitErrorData {
   server?: string;
   /** The limit in bytes. */
   limit?: number;
+  /** The size in bytes of what was refused, when known. */
+  size?: number;
   /** The file that is too large. */
   path?: string;
 }
@@ -2009,8 +2013,12 @@ export interface StartupFailedErrorData {
   reason: "startupFailed";
   /** The MCP server the error is about, if one is. */
   server?: string;
-  /** The kind of failure: `commandNotFound`, `tooManyOpenFiles`, … */
+  /** The kind of failure: `commandNotFound`, `tooManyOpenFiles`, `connectionRefused`, `nameNotResolved`, `connectTimeout`, `httpStatus` (the server refused the handshake with an HTTP error), `unsupportedProtocolVersion` (the server refused the version the config pins), … */
   detail?: string;
+  /** The HTTP status the server refused the start with. */
+  httpStatus?: number;
+  /** With `unsupportedProtocolVersion`: the pinned version. */
+  protocol?: string;
   /** With `commandNotFound`: the command. */
   command?: string;
   /** With `commandNotFound`: the directories looked in. */

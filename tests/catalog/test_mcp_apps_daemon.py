@@ -98,9 +98,11 @@ def test_views_visibility_and_the_origin_of_a_call(data_dir: Path) -> None:
 
 
 def test_a_view_is_read_whole_and_typed_and_a_view_too_large_is_refused(data_dir: Path) -> None:
+    """A view over 16 MiB is refused with its size, and the refusal costs the connection nothing: the next read
+    on the same connection is answered (the server's process is the same)."""
     with running_daemon(data_dir) as daemon:
         daemon.initialize(mcpApps={})
-        daemon.request("mcpServer/create", {"name": "app", "config": _app_config("--big-view", str(5 << 20))})
+        daemon.request("mcpServer/create", {"name": "app", "config": _app_config("--big-view", str(17 << 20))})
         thread_id = start_thread(daemon, servers=["app"])
         for owner in ({}, {"threadId": thread_id}):
             if not owner:
@@ -117,6 +119,11 @@ def test_a_view_is_read_whole_and_typed_and_a_view_too_large_is_refused(data_dir
             with pytest.raises(DaemonError) as refused:
                 daemon.request("mcpServer/resource/read", big, timeout=START_TIMEOUT)
             assert (refused.value.code, refused.value.reason) == (-32013, "resourceTooLarge")
+            assert refused.value.data["size"] > 17 << 20 and refused.value.data["limit"] == 16 << 20
+            again = daemon.request("mcpServer/resource/read", params, timeout=START_TIMEOUT)["contents"]
+            assert again[0]["text"] == content["text"]
+        rows = daemon.request("mcpServerStatus/list", {"serverName": "app"})["data"]
+        assert rows[0]["runtimeStatus"] == "connected" and not rows[0].get("lastError")
 
 
 def _view(meta: dict[str, Any]) -> Any:

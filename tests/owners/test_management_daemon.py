@@ -71,7 +71,8 @@ def test_pinned_legacy_protocol_is_recorded(daemon: Daemon) -> None:
     ],
 )
 def test_failures_publish_failed_before_the_typed_error(daemon: Daemon, config: dict[str, Any], reason: str) -> None:
-    daemon.request("mcpServer/create", {"name": "bad", "config": config})
+    # Created disabled, so that only this start runs (an enabled server created starts by itself).
+    daemon.request("mcpServer/create", {"name": "bad", "config": {**config, "enabled": False}})
     err = start_error(daemon, "bad")
     assert err.reason == reason
     failed = daemon.notifications("mcpServer/startupStatus/updated")[-1]
@@ -83,9 +84,8 @@ def test_failures_publish_failed_before_the_typed_error(daemon: Daemon, config: 
 
 
 def test_crash_reports_stderr_tail_with_secrets_redacted(daemon: Daemon) -> None:
-    daemon.request(
-        "mcpServer/create", {"name": "crash", "config": command("crash_at_start.py", env={"CRASH_TOKEN": "tok-98765"})}
-    )
+    config = command("crash_at_start.py", env={"CRASH_TOKEN": "tok-98765"}, enabled=False)
+    daemon.request("mcpServer/create", {"name": "crash", "config": config})
     start_error(daemon, "crash")
     status = daemon.request("mcpServerStatus/list")["data"][0]
     assert status["stderrTail"]
@@ -93,7 +93,7 @@ def test_crash_reports_stderr_tail_with_secrets_redacted(daemon: Daemon) -> None
 
 
 def test_status_list_never_waits_on_a_starting_server_and_stop_cancels(daemon: Daemon) -> None:
-    daemon.request("mcpServer/create", {"name": "hang", "config": command("hang_at_start.py")})
+    daemon.request("mcpServer/create", {"name": "hang", "config": command("hang_at_start.py", enabled=False)})
     start = daemon.start_request("mcpServer/start", {"name": "hang"})
     daemon.wait_notification("mcpServer/startupStatus/updated", lambda p: p["status"] == "starting", consume=False)
     assert daemon.request("mcpServerStatus/list", timeout=2)["data"][0]["runtimeStatus"] == "starting"
@@ -104,7 +104,7 @@ def test_status_list_never_waits_on_a_starting_server_and_stop_cancels(daemon: D
 
 
 def test_delete_interrupts_a_start(daemon: Daemon) -> None:
-    daemon.request("mcpServer/create", {"name": "hang", "config": command("hang_at_start.py")})
+    daemon.request("mcpServer/create", {"name": "hang", "config": command("hang_at_start.py", enabled=False)})
     start = daemon.start_request("mcpServer/start", {"name": "hang"})
     daemon.wait_notification("mcpServer/startupStatus/updated", lambda p: p["status"] == "starting", consume=False)
     daemon.request("mcpServer/delete", {"name": "hang"}, timeout=30)

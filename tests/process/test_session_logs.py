@@ -77,8 +77,7 @@ def _session(daemon: Daemon, home: Path, oauth_url: str) -> list[str]:
     web = {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X-Title": SECRETS["header"]}}
     daemon.request("mcpServer/create", {"name": "web", "config": web})
     daemon.request("mcpServer/create", {"name": "sec", "config": {"type": "http", "url": oauth_url, "oauth": {}}})
-    daemon.request("mcpServer/start", {"name": "fx"}, timeout=60)
-    _ready(daemon, "fx")
+    _ready(daemon, "fx")  # created enabled: started by its creation
     for name in ("broken", "web"):
         with pytest.raises(DaemonError) as failed:
             daemon.request("mcpServer/start", {"name": name}, timeout=60)
@@ -128,11 +127,11 @@ def test_a_session_with_failures_tells_its_story_at_info_and_traces_it_without_s
     assert events[-1]["event"] == "stopped"
     ready = _find(events, "server_ready", server="fx", owner="management")
     assert len(ready) == 2 and all(isinstance(e["duration_ms"], int) for e in ready)  # started, then restarted
-    for name in ("broken", "web"):
-        [failed] = _find(events, "server_failed", server=name, owner="management")
+    for name in ("broken", "web"):  # created enabled, each failed at its own start and at the host's
+        failed = _find(events, "server_failed", server=name, owner="management")[-1]
         assert failed["reason"] == "startupFailed" and isinstance(failed["duration_ms"], int)
         assert failed["level"] == "warning" and failed["message"], failed  # why, in the log a host keeps
-    [broken] = _find(events, "server_failed", server="broken", owner="management")
+    broken = _find(events, "server_failed", server="broken", owner="management")[-1]
     assert broken["data"]["detail"] == "commandNotFound" and broken["data"]["command"] == "/nonexistent/mcp-server"
     [lost] = _find(events, "server_connection_lost", server="fx")
     [restart] = _find(events, "server_restart_scheduled", server="fx", attempt=1)

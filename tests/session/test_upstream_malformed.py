@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from mcp_runtime.limits import MAX_SERVER_MESSAGE_BYTES
+from scripts.smoke.fixtures.bad_replies import OVERSIZED_BYTES
 from tests.support.daemon_client import Daemon, DaemonError, running_daemon
 from tests.support.fixtures import script
 
@@ -187,3 +189,16 @@ def test_non_finite_structured_content_is_invalid_output(request: pytest.Fixture
     assert error.data["result"]["content"] == [{"type": "text", "text": "n"}]
     assert error.data["result"]["structuredContent"]["ok"] == 1.5
     assert echoed(echo(daemon, thread_id, "still here")) == "still here"
+
+
+def test_an_answer_past_the_server_message_limit_fails_its_call_alone(session_2025: tuple[Daemon, str, Path]) -> None:
+    """A reply of more than 160 MiB (its id at its end) is read and let go, never held: its call fails
+    ``responseTooLarge`` with the size, and the same connection answers the next call (no restart)."""
+    daemon, thread_id, _ = session_2025
+    with pytest.raises(DaemonError) as refused:
+        echo(daemon, thread_id, "oversized")
+    assert (refused.value.code, refused.value.reason) == (-32013, "responseTooLarge")
+    assert refused.value.data["size"] > OVERSIZED_BYTES and refused.value.data["limit"] == MAX_SERVER_MESSAGE_BYTES
+    assert echoed(echo(daemon, thread_id, "after")) == "after"
+    starts = daemon.notifications("mcpServer/startupStatus/updated")
+    assert [u["status"] for u in starts if u["threadId"] == thread_id].count("starting") == 1, "never restarted"

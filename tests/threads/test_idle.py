@@ -60,6 +60,11 @@ def _starts(daemon: Daemon, thread_id: str) -> list[str]:
 
 def _quiet_thread(daemon: Daemon, **config: Any) -> str:
     daemon.request("mcpServer/create", {"name": "fx", "config": fixture_config(idleTimeoutMs=IDLE_MS, **config)})
+    # Created enabled, it starts in its management connection: stopped, so that only the thread's process runs.
+    daemon.wait_notification(
+        "mcpServer/startupStatus/updated", lambda p: p["threadId"] is None and p["status"] == "ready", timeout=60
+    )
+    daemon.request("mcpServer/stop", {"name": "fx"})
     thread_id = start_thread(daemon, servers=["fx"])
     assert call(daemon, thread_id, "fx", "echo", {"text": "first"})["content"][0]["text"] == "first"
     return thread_id
@@ -136,7 +141,7 @@ def test_the_management_connection_and_a_zero_timeout_never_sleep(daemon: Daemon
     time.sleep(NOT_ASLEEP_S)
     assert _row(daemon, None)["runtimeStatus"] == "connected"
     assert _row(daemon, thread_id, "never")["runtimeStatus"] == "connected"
-    assert len(_servers(daemon)) == 2
+    assert len(_servers(daemon)) == 3  # fx's and never's management connections (started by their creation), never's
 
 
 @pytest.mark.parametrize("value", [1, 999, 86_400_001, -1, True, "1000", 1000.0])
@@ -167,6 +172,13 @@ def _many_quiet_threads(data_dir: Path, threads: int, servers: int) -> tuple[int
         names = [f"s{i}" for i in range(servers)]
         for name in names:
             daemon.request("mcpServer/create", {"name": name, "config": fixture_config(idleTimeoutMs=IDLE_MS)})
+        for name in names:  # started by their creation; stopped, so that only the threads' processes are counted
+            daemon.wait_notification(
+                "mcpServer/startupStatus/updated",
+                lambda p, name=name: (p["threadId"], p["name"], p["status"]) == (None, name, "ready"),
+                timeout=60,
+            )
+            daemon.request("mcpServer/stop", {"name": name})
         assert daemon.process.pid is not None
         every = [daemon.process.pid]
         busiest = 0

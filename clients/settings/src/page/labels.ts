@@ -21,7 +21,7 @@ export const RUNTIME_STATUS_LABEL = {
   notStarted: "not started",
   starting: "starting",
   connected: "ready",
-  idle: "asleep (wakes on use)",
+  idle: "asleep (restarts on next use)",
   authenticationRequired: "login needed",
   failed: "failed",
   cancelled: "cancelled",

@@ -31,9 +31,19 @@ const MANAGED = new Set([
   "enabled",
   "startupTimeoutMs",
   "toolTimeoutMs",
+  "idleTimeoutMs",
   "apps",
 ]);
 const REDACTED = "***";
+
+const DEFAULT_IDLE_MS = 600_000;
+
+/** How long a server stays quiet before it sleeps, in words (its own `idleTimeoutMs` or the default). */
+function idleMinutes(idleTimeoutMs: number | undefined): string {
+  const ms = idleTimeoutMs === undefined || idleTimeoutMs === 0 ? DEFAULT_IDLE_MS : idleTimeoutMs;
+  const minutes = ms / 60_000;
+  return minutes >= 1 ? `${Number(minutes.toFixed(1))} min` : `${Math.round(ms / 1000)} s`;
+}
 
 /** Rows of name → value, the value masked when it is a secret (env values, header values); a stored secret is
  * never shown: it says where it is kept, and is replaced by typing a new value or removed with its row. */
@@ -164,6 +174,9 @@ export class ServerForm {
     const enabled = h("input", { type: "checkbox", checked: original.enabled !== false, id: uid("enabled") });
     const startupTimeout = h("input", { type: "number", min: 1, max: 600000, value: original.startupTimeoutMs === undefined ? "" : String(original.startupTimeoutMs) });
     const toolTimeout = h("input", { type: "number", min: 1, max: 300000, value: original.toolTimeoutMs === undefined ? "" : String(original.toolTimeoutMs) });
+    const idleTimeoutMs = typeof original.idleTimeoutMs === "number" ? original.idleTimeoutMs : undefined;
+    const keepAwake = h("input", { type: "checkbox", checked: idleTimeoutMs === 0, id: uid("awake") });
+    keepAwake.setAttribute("aria-describedby", `${keepAwake.id}-hint`);
     const appBoxes = APPS.map(({ id, label }) => ({ id, box: h("input", { type: "checkbox", checked: apps[id] === true, id: uid(`app-${id}`) }), label }));
     const others = Object.fromEntries(Object.entries(original).filter(([key]) => !MANAGED.has(key)));
     const otherJson = h("textarea", { rows: 4, spellcheck: "false" }, Object.keys(others).length === 0 ? "" : JSON.stringify(others, null, 2));
@@ -246,6 +259,8 @@ export class ServerForm {
       setOrDelete(config, "enabled", enabled.checked && original.enabled === undefined ? undefined : enabled.checked);
       setOrDelete(config, "startupTimeoutMs", startupTimeout.value === "" ? undefined : Number(startupTimeout.value));
       setOrDelete(config, "toolTimeoutMs", toolTimeout.value === "" ? undefined : Number(toolTimeout.value));
+      // Kept awake: 0 (never sleeps); unticked, a value of its own is kept and a 0 goes back to the default.
+      setOrDelete(config, "idleTimeoutMs", keepAwake.checked ? 0 : idleTimeoutMs === 0 ? undefined : idleTimeoutMs);
       const targets: Json = {};
       for (const { id, box } of appBoxes) {
         if (box.checked) targets[id] = true;
@@ -328,6 +343,17 @@ export class ServerForm {
       field("Description", description),
       h("div", { className: "field inline" }, enabled, h("label", { for: enabled.id }, "Enabled (started by the daemon, offered to threads)")),
       h("div", { className: "row" }, field("Startup timeout (ms)", startupTimeout), field("Tool timeout (ms)", toolTimeout)),
+      h(
+        "div",
+        { className: "field inline" },
+        keepAwake,
+        h("label", { for: keepAwake.id }, "Keep awake in threads"),
+        h(
+          "span",
+          { className: "hint", id: `${keepAwake.id}-hint` },
+          ` A thread's server that has been quiet for ${idleMinutes(idleTimeoutMs)} sleeps: it is stopped, and restarted on its next use, losing what it held (an open browser page, a REPL's variables, a session). Keep awake servers that hold such state.`,
+        ),
+      ),
       h(
         "fieldset",
         { className: "inline" },
