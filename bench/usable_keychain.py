@@ -16,7 +16,7 @@ from typing import Any
 
 from bench import usable
 from bench.pipe import JsonPipe, daemon_command
-from tests.support.secret_service import secret_service
+from testing.secret_service import secret_service
 
 KEYCHAIN = ("--secret-store", "keychain")
 

@@ -1,7 +1,5 @@
 # The public surface of mcp_runtime, and its only list: `__init__.py` loads these names lazily from this stub
 # (lazy_loader), so `import mcp_runtime` stays cheap and the MCP SDK loads only when a name that needs it is used.
-from .apps import plan_import as plan_import
-from .apps import sync_app as sync_app
 from .config.admin_policy import AdminPolicy as AdminPolicy
 from .config.admin_policy import PolicyUnreadable as PolicyUnreadable
 from .config.admin_policy import admin_policy as admin_policy
@@ -17,6 +15,8 @@ from .config.policy import policy as policy
 from .config.rules import check_server as check_server
 from .config.rules import parse_server_config as parse_server_config
 from .events import EventSink as EventSink
+from .importers import plan_import as plan_import
+from .importers import sync_app as sync_app
 from .installs.bundles import remove_other_versions as remove_other_versions
 from .installs.origin import Origins as Origins
 from .installs.origin import remove_bundle as remove_bundle

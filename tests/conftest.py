@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import Daemon, running_daemon
+from testing.daemon_client import Daemon, running_daemon
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from app_server.handlers.registry import InlineRoute, RegistrationError, Route, 
 
 __all__ = ["MODULES", "InlineRoute", "Route", "load_all", "route"]
 
-MODULES = ("servers", "runtime", "threads", "apps", "oauth", "installs", "tasks")
+MODULES = ("servers", "runtime", "threads", "importers", "oauth", "installs", "tasks")
 """The handler modules, the ones serving a host's first requests (the server list, status) first."""
 
 

@@ -42,7 +42,10 @@ log = structlog.get_logger("mcp_runtime.owners")
 
 
 class SlotOwner(ABC):
-    """The shared half of an owner; subclasses hold the slots and decide when a server is ready."""
+    """The shared half of an owner; subclasses hold the slots and decide when a server is ready.
+
+    Large because every read both owners serve (status rows, lists, prompts, resources, views, completions) is
+    written once here over a slot, so the two owners differ only in policy."""
 
     thread_id: str | None = None
 

@@ -29,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.daemon_client import DaemonError, JsonLinesClient  # noqa: E402
-from tests.support.fixtures import everything_config  # noqa: E402
+from testing.daemon_client import DaemonError, JsonLinesClient  # noqa: E402
+from testing.fixtures import everything_config  # noqa: E402
 
 HOST_LIBRARY_PATH = "/opt/host-libraries"
 """A library path the host sets: the bundle's children must see exactly this, not the bundle's folder."""

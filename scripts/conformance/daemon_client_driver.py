@@ -5,7 +5,7 @@ scenario's server, then runs this command with the server URL appended as the la
 name in ``MCP_CONFORMANCE_SCENARIO`` and, for scenarios with pre-registered credentials, the client id and
 secret (or private key) in ``MCP_CONFORMANCE_CONTEXT``. This driver behaves like a desktop host of the daemon:
 
-1. spawn ``python -m app_server --data-dir <tmp>`` (``tests/support/daemon_client.py``), ``initialize``; for ``auth/*``
+1. spawn ``python -m app_server --data-dir <tmp>`` (``testing/daemon_client.py``), ``initialize``; for ``auth/*``
    scenarios with ``--oauth-client-metadata-url`` set to the reference client's client ID metadata document (the
    daemon uses it where the authorization server supports one, and registers dynamically elsewhere);
 2. ``mcpServer/create {name, config: {type: "http", url}}`` — with ``oauth: {}`` for ``auth/*`` scenarios,
@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from scripts.conformance.steps import Steps, steps_for  # noqa: E402
-from tests.support.daemon_client import Daemon, DaemonError  # noqa: E402
+from testing.daemon_client import Daemon, DaemonError  # noqa: E402
 
 SERVER = "conformance"
 TIMEOUT = 25.0

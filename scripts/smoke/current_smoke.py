@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from scripts.smoke.fixtures.launch import http_fixture  # noqa: E402
-from tests.support.daemon_client import DAEMON_COMMAND_ENV, Daemon, DaemonError, running_daemon  # noqa: E402
-from tests.support.fixtures import NODE_MODULES, everything_config, fixture_config, script  # noqa: E402
-from tests.support.ordering import retired_events, startup_statuses, until_response  # noqa: E402
+from testing.daemon_client import DAEMON_COMMAND_ENV, Daemon, DaemonError, running_daemon  # noqa: E402
+from testing.fixtures import NODE_MODULES, everything_config, fixture_config, script  # noqa: E402
+from testing.ordering import retired_events, startup_statuses, until_response  # noqa: E402
 
 
 @dataclass

@@ -18,9 +18,11 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon, running_daemon
-from tests.support.fixtures import fixture_config
-from tests.support.proc_status import rss_bytes
+from testing.daemon_client import Daemon, running_daemon
+from testing.fixtures import fixture_config
+from testing.proc_status import rss_bytes
+
+pytestmark = pytest.mark.daemon
 
 START_TIMEOUT = 60.0
 STORM_KIB = "400"

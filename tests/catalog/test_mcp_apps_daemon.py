@@ -15,9 +15,11 @@ import pytest
 from mcp_runtime.catalog.views import build_views
 from protocol.config import StdioServerConfig
 from protocol.status import McpTool
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon, unix_client
-from tests.support.fixtures import script
-from tests.support.threads import START_TIMEOUT, call, start_thread
+from testing.daemon_client import Daemon, DaemonError, running_daemon, unix_client
+from testing.fixtures import script
+from testing.threads import START_TIMEOUT, call, start_thread
+
+pytestmark = pytest.mark.daemon
 
 
 def _app_config(*args: str) -> dict[str, Any]:

@@ -14,10 +14,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from protocol.catalog import METHODS, NOTIFICATIONS, RETIRED, RETIRED_EVENTS, SERVER_REQUESTS
 from protocol.errors import MODEL_OF_REASON
 from protocol.jsonrpc import REASON_CODES
-from tests.support.daemon_client import ROOT
+from testing.daemon_client import ROOT
+
+pytestmark = pytest.mark.daemon
 
 BINDINGS = ROOT / "schemas" / "typescript" / "index.ts"
 TSC = ROOT / "node_modules" / ".bin" / "tsc"

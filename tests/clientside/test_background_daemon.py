@@ -6,9 +6,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tests.support.daemon_client import Daemon, DaemonError
-from tests.support.fixtures import fixture_config
-from tests.support.threads import START_TIMEOUT, call, start_thread
+import pytest
+
+from testing.daemon_client import Daemon, DaemonError
+from testing.fixtures import fixture_config
+from testing.threads import START_TIMEOUT, call, start_thread
+
+pytestmark = pytest.mark.daemon
 
 
 def background(daemon: Daemon, thread_id: str, tool: str, arguments: dict[str, Any], **extra: Any) -> Any:

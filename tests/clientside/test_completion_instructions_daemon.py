@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.daemon_client import Daemon
-from tests.support.fixtures import NODE_MODULES, everything_config, fixture_config
-from tests.support.threads import START_TIMEOUT, start_thread, wait_ready
+from testing.daemon_client import Daemon
+from testing.fixtures import NODE_MODULES, everything_config, fixture_config
+from testing.threads import START_TIMEOUT, start_thread, wait_ready
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.daemon, pytest.mark.skipif(
     not (NODE_MODULES / "@modelcontextprotocol" / "server-everything").exists(), reason="npm servers not installed"
-)
+)]
 
 
 def complete(daemon: Daemon, value: str, **extra: object) -> dict[str, object]:

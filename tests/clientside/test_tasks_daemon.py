@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.daemon_client import Daemon
-from tests.support.fixtures import NODE_MODULES, everything_config
-from tests.support.ordering import until_response
-from tests.support.threads import START_TIMEOUT, start_call, start_thread
+from testing.daemon_client import Daemon
+from testing.fixtures import NODE_MODULES, everything_config
+from testing.ordering import until_response
+from testing.threads import START_TIMEOUT, start_call, start_thread
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.daemon, pytest.mark.skipif(
     not (NODE_MODULES / "@modelcontextprotocol" / "server-everything").exists(), reason="npm servers not installed"
-)
+)]
 RESEARCH = "simulate-research-query"
 
 

@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon
-from tests.support.fixtures import FIXTURES, NODE_MODULES, everything_config
-from tests.support.threads import START_TIMEOUT, call, error_of, start_call, start_thread
+from testing.daemon_client import Daemon
+from testing.fixtures import FIXTURES, NODE_MODULES, everything_config
+from testing.threads import START_TIMEOUT, call, error_of, start_call, start_thread
+
+pytestmark = pytest.mark.daemon
 
 SAFE_URL = "https://login.example.test/authorize?flow=1"
 

@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon
-from tests.support.fixtures import FIXTURES
-from tests.support.ordering import until_response
-from tests.support.threads import START_TIMEOUT, call, start_call, start_thread
+from testing.daemon_client import Daemon
+from testing.fixtures import FIXTURES
+from testing.ordering import until_response
+from testing.threads import START_TIMEOUT, call, start_call, start_thread
+
+pytestmark = pytest.mark.daemon
 
 
 def rows(daemon: Daemon, thread_id: str) -> list[dict[str, Any]]:

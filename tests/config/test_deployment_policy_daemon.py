@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import ROOT, Daemon, DaemonError, running_daemon
-from tests.support.fixtures import everything_config
+from testing.daemon_client import ROOT, Daemon, DaemonError, running_daemon
+from testing.fixtures import everything_config
+
+pytestmark = pytest.mark.daemon
 
 START_TIMEOUT = 40.0
 WEB = {"type": "http", "url": "http://127.0.0.1:9/mcp", "enabled": False}

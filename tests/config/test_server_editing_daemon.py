@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon, DaemonError
-from tests.support.fixtures import everything_config
+from testing.daemon_client import Daemon, DaemonError
+from testing.fixtures import everything_config
+
+pytestmark = pytest.mark.daemon
 
 START_TIMEOUT = 40.0
 SECRET = "s3cr3t-value-for-test"

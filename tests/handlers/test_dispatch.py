@@ -19,6 +19,8 @@ from app_server.handlers.registry import (
 from protocol.catalog import METHODS, RETIRED
 from protocol.server import ServerListParams, ServerNameParams
 
+pytestmark = pytest.mark.daemon
+
 ROUTES = load_all()
 
 
@@ -68,7 +70,7 @@ def test_a_method_loads_its_handler_module_only() -> None:
     import subprocess
     import sys
 
-    from tests.support.daemon_client import ROOT
+    from testing.daemon_client import ROOT
 
     code = (
         "import sys; from app_server.handlers import route; route('mcpServer/list'); "

@@ -7,12 +7,17 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.daemon
+
 ROOT = Path(__file__).resolve().parents[2]
 MAP = ROOT / "docs" / "architecture.md"
 _PATH = re.compile(r"`([A-Za-z_][\w./-]*(?:/|\.py|\.ts|\.pyi))`")
 ASYNCIO_MODULES = {
     "app_server/wire/transport.py",
     "app_server/wire/sockets.py",
+    "mcp_runtime/platform/children.py",
     "mcp_runtime/platform/watcher.py",
     "mcp_runtime/session/stdio.py",
     "mcp_runtime/session/stdin.py",

@@ -11,6 +11,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.daemon
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("protocol", "mcp_runtime", "app_server")
 HANDLERS = "app_server.handlers"

@@ -7,8 +7,12 @@ import ast
 import json
 from pathlib import Path
 
+import pytest
+
 from app_server.wire import envelope
 from protocol.jsonrpc import AppError
+
+pytestmark = pytest.mark.daemon
 
 ROOT = Path(__file__).resolve().parents[2]
 HOME = ROOT / "app_server" / "wire" / "envelope.py"

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+
+pytestmark = pytest.mark.daemon
 
 ROOT = Path(__file__).resolve().parents[2]
 MCPB = ROOT / "node_modules" / ".bin" / "mcpb"

@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import DaemonError, running_daemon
-from tests.support.fixtures import fixture_config
+from testing.daemon_client import DaemonError, running_daemon
+from testing.fixtures import fixture_config
+
+pytestmark = pytest.mark.daemon
 
 EVERYTHING = "io.github.modelcontextprotocol/everything"
 

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import DaemonError, running_daemon
+from testing.daemon_client import DaemonError, running_daemon
+
+pytestmark = pytest.mark.daemon
 
 EVERYTHING = "io.github.modelcontextprotocol/everything"
 ROOT = Path(__file__).resolve().parents[2]

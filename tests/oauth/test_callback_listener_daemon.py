@@ -18,10 +18,13 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from scripts.smoke.fixtures.launch import oauth_fixture
-from tests.support.daemon_client import Daemon, running_daemon
-from tests.support.oauth import browse, login
+from testing.daemon_client import Daemon, running_daemon
+from testing.oauth import browse, login
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="prlimit and /proc as Linux has them")
+pytestmark = [
+    pytest.mark.daemon,
+    pytest.mark.skipif(sys.platform != "linux", reason="prlimit and /proc as Linux has them"),
+]
 IDLE_CONNECTIONS = 1000
 SPARE_DESCRIPTORS = 8
 

@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 
 from scripts.smoke.fixtures.launch import oauth_fixture
-from tests.support.daemon_client import DaemonError, running_daemon
-from tests.support.oauth import Shown, fixture_get, fixture_origin, pem_pair
+from testing.daemon_client import DaemonError, running_daemon
+from testing.oauth import Shown, fixture_get, fixture_origin, pem_pair
+
+pytestmark = pytest.mark.daemon
 
 PEM_PRIVATE, _ = pem_pair("ES256")
 

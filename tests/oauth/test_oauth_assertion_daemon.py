@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from scripts.smoke.fixtures.launch import oauth_fixture
-from tests.support.daemon_client import DaemonError, running_daemon
-from tests.support.oauth import (
+from testing.daemon_client import DaemonError, running_daemon
+from testing.oauth import (
     Shown,
     fixture_get,
     fixture_origin,
@@ -26,6 +26,8 @@ from tests.support.oauth import (
     workload_jwt,
     write_rotated,
 )
+
+pytestmark = pytest.mark.daemon
 
 IDP_KEY = "idp-signing-key-of-the-fixture-0123456789"
 APP_SECRET = "app-client-secret-5678"

@@ -14,8 +14,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from scripts.smoke.fixtures.launch import oauth_fixture
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
-from tests.support.oauth import TIMEOUT, browse, free_port, pem_pair, tool_call, wait_for_expiry
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+from testing.oauth import TIMEOUT, browse, free_port, pem_pair, tool_call, wait_for_expiry
+
+pytestmark = pytest.mark.daemon
 
 DOCUMENT = "https://app.example/oauth/client.json"
 

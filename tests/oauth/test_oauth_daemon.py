@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from scripts.smoke.fixtures.launch import oauth_fixture
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon, unix_client
-from tests.support.oauth import browse, login, stored_tokens
+from testing.daemon_client import Daemon, DaemonError, running_daemon, unix_client
+from testing.oauth import browse, login, stored_tokens
+
+pytestmark = pytest.mark.daemon
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ import pytest
 
 from mcp_runtime.oauth.dpop import DPoPKey
 from scripts.smoke.fixtures.launch import oauth_fixture
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
-from tests.support.oauth import (
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+from testing.oauth import (
     TIMEOUT,
     Shown,
     browse,
@@ -27,6 +27,8 @@ from tests.support.oauth import (
     tool_call,
     wait_for_expiry,
 )
+
+pytestmark = pytest.mark.daemon
 
 
 @pytest.fixture

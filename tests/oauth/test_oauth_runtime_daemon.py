@@ -12,8 +12,10 @@ import pytest
 
 from mcp_runtime.oauth.credentials import CredentialStore
 from scripts.smoke.fixtures.launch import oauth_fixture
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
-from tests.support.oauth import TIMEOUT, fixture_stats, login, tool_call, wait_for_expiry
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+from testing.oauth import TIMEOUT, fixture_stats, login, tool_call, wait_for_expiry
+
+pytestmark = pytest.mark.daemon
 
 STEP_UP_ROUNDS = 20
 

@@ -17,8 +17,10 @@ import httpx2
 import pytest
 
 from scripts.smoke.fixtures.launch import oauth_fixture
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
-from tests.support.oauth import TIMEOUT, browse, fixture_stats, free_port, login, tool_call, wait_for_expiry
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+from testing.oauth import TIMEOUT, browse, fixture_stats, free_port, login, tool_call, wait_for_expiry
+
+pytestmark = pytest.mark.daemon
 
 ROUNDS = 6
 

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.daemon_client import Daemon
-from tests.support.fixtures import memory_config
-from tests.support.threads import START_TIMEOUT
+import pytest
+
+from testing.daemon_client import Daemon
+from testing.fixtures import memory_config
+from testing.threads import START_TIMEOUT
+
+pytestmark = pytest.mark.daemon
 
 
 def test_an_enabled_server_created_starts_and_a_disabled_one_does_not(daemon: Daemon, tmp_path: Path) -> None:

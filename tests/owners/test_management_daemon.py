@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 
 from scripts.smoke.fixtures.launch import http_fixture
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
-from tests.support.fixtures import NODE_MODULES, everything_config, fixture_config, memory_config, script
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+from testing.fixtures import NODE_MODULES, everything_config, fixture_config, memory_config, script
+
+pytestmark = pytest.mark.daemon
 
 needs_node = pytest.mark.skipif(not (NODE_MODULES / "@modelcontextprotocol").exists(), reason="npm servers missing")
 

@@ -10,11 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from scripts.smoke.fixtures.launch import oauth_fixture
-from tests.support.daemon_client import Daemon, running_daemon
-from tests.support.fixtures import fixture_config
-from tests.support.oauth import login
-from tests.support.threads import call, start_thread, wait_ready
+from testing.daemon_client import Daemon, running_daemon
+from testing.fixtures import fixture_config
+from testing.oauth import login
+from testing.threads import call, start_thread, wait_ready
+
+pytestmark = pytest.mark.daemon
 
 TIMEOUT = 60.0
 

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import DAEMON_COMMAND_ENV, ROOT, running_daemon
+from testing.daemon_client import DAEMON_COMMAND_ENV, ROOT, running_daemon
+
+pytestmark = pytest.mark.daemon
 
 
 def build(out: Path, *options: str) -> None:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import DaemonError, descriptor_limit, running_daemon
-from tests.support.fixtures import everything_config, fixture_config
-from tests.support.process_tree import children
-from tests.support.threads import START_TIMEOUT, call, start_thread
+from testing.daemon_client import DaemonError, descriptor_limit, running_daemon
+from testing.fixtures import everything_config, fixture_config
+from testing.process_tree import children
+from testing.threads import START_TIMEOUT, call, start_thread
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads limits from /proc")
+pytestmark = [pytest.mark.daemon, pytest.mark.skipif(sys.platform != "linux", reason="reads limits from /proc")]
 SERVERS = 3
 
 

@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import ROOT, JsonLinesClient, running_daemon
-from tests.support.process_tree import start_family, wait_gone, watcher_of
+from testing.daemon_client import ROOT, JsonLinesClient, running_daemon
+from testing.process_tree import start_family, wait_gone, watcher_of
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="/proc and process groups as Linux shows them")
+pytestmark = [
+    pytest.mark.daemon,
+    pytest.mark.skipif(sys.platform != "linux", reason="/proc and process groups as Linux shows them"),
+]
 WATCHER_ONLY = {"MCP_APP_SERVER_PARENT_DEATH_SIGNAL": "off"}
 
 

@@ -21,7 +21,9 @@ from mcp_runtime.platform import shell_path
 from mcp_runtime.platform.shell_path import LoginPath, parse, read_login_path
 from mcp_runtime.session import launch
 from protocol.jsonrpc import AppError
-from tests.support.daemon_client import ROOT
+from testing.daemon_client import ROOT
+
+pytestmark = pytest.mark.daemon
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shells, process groups")
 MARK = b"__m__"

@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import running_daemon
-from tests.support.process_tree import children, gone, start_family, stat, wait_gone, watcher_of
+from testing.daemon_client import running_daemon
+from testing.process_tree import children, gone, start_family, stat, wait_gone, watcher_of
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="/proc and process groups as Linux shows them")
+pytestmark = [
+    pytest.mark.daemon,
+    pytest.mark.skipif(sys.platform != "linux", reason="/proc and process groups as Linux shows them"),
+]
 WATCHER_ONLY = {"MCP_APP_SERVER_PARENT_DEATH_SIGNAL": "off"}
 
 

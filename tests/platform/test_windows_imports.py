@@ -12,7 +12,11 @@ import json
 import subprocess
 import sys
 
-from tests.support.daemon_client import ROOT
+import pytest
+
+from testing.daemon_client import ROOT
+
+pytestmark = pytest.mark.daemon
 
 AS_WINDOWS = r"""
 import asyncio, contextlib, importlib, io, json, os, signal, socket, sys

@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import ROOT
+from testing.daemon_client import ROOT
+
+pytestmark = pytest.mark.daemon
 
 unix_only = pytest.mark.skipif(sys.platform == "win32", reason="terminals (pty) and SIGHUP are POSIX")
 INITIALIZE = b'{"id":1,"method":"initialize","params":{"clientInfo":{"name":"person","version":"0"}}}\n'

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
-from tests.support.fixtures import fixture_config
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+from testing.fixtures import fixture_config
+
+pytestmark = pytest.mark.daemon
 
 START_TIMEOUT = 40.0
 CODEX_TOML = '# mine\nmodel = "o4"\n'

@@ -14,8 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.daemon_client import running_daemon
-from tests.support.fixtures import fixture_config
+import pytest
+
+from testing.daemon_client import running_daemon
+from testing.fixtures import fixture_config
+
+pytestmark = pytest.mark.daemon
 
 STARTUP = "mcpServer/startupStatus/updated"
 CLIENT = {"clientInfo": {"name": "tests", "version": "0"}}

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import ROOT, DaemonError, JsonLinesClient
+from testing.daemon_client import ROOT, DaemonError, JsonLinesClient
+
+pytestmark = pytest.mark.daemon
 
 FILE_SIZE_LIMIT = 2048
 """Bytes a file the daemon writes may reach: the store holds one small server, not one with a long env."""

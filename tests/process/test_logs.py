@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.daemon_client import ROOT
+import pytest
+
+from testing.daemon_client import ROOT
+
+pytestmark = pytest.mark.daemon
 
 PROGRAM = """
 import sys

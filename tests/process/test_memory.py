@@ -7,9 +7,13 @@ import gc
 import json
 from pathlib import Path
 
+import pytest
+
 from app_server.process import memory
-from tests.support.daemon_client import running_daemon
-from tests.support.fixtures import fixture_config
+from testing.daemon_client import running_daemon
+from testing.fixtures import fixture_config
+
+pytestmark = pytest.mark.daemon
 
 
 def test_what_start_up_loaded_is_frozen_and_the_collector_runs_again() -> None:

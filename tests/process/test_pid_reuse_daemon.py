@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import running_daemon
-from tests.support.process_tree import start_family, stat, wait_gone, watcher_of
+from testing.daemon_client import running_daemon
+from testing.process_tree import start_family, stat, wait_gone, watcher_of
 
 NS_LAST_PID = Path("/proc/sys/kernel/ns_last_pid")
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.daemon, pytest.mark.skipif(
     sys.platform != "linux" or not os.access(NS_LAST_PID, os.W_OK), reason="forcing a pid needs ns_last_pid"
-)
+)]
 
 
 def take_pid(wanted: int, timeout: float) -> subprocess.Popen[bytes] | None:

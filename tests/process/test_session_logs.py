@@ -17,9 +17,11 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from scripts.smoke.fixtures.launch import oauth_fixture
-from tests.support.daemon_client import ROOT, Daemon, DaemonError, running_daemon
-from tests.support.fixtures import fixture_config
-from tests.support.oauth import browse, stored_tokens
+from testing.daemon_client import ROOT, Daemon, DaemonError, running_daemon
+from testing.fixtures import fixture_config
+from testing.oauth import browse, stored_tokens
+
+pytestmark = pytest.mark.daemon
 
 SECRETS = {
     "env": "env-value-7d1f3a",

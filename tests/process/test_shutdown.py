@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import ROOT, JsonLinesClient, running_daemon, unix_client
-from tests.support.fixtures import script
+from testing.daemon_client import ROOT, JsonLinesClient, running_daemon, unix_client
+from testing.fixtures import script
+
+pytestmark = pytest.mark.daemon
 
 SHUTDOWN_BOUND_S = 5.0
 SLACK_S = 2.0

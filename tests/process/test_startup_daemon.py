@@ -20,8 +20,10 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
-from tests.support.fixtures import fixture_config
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+from testing.fixtures import fixture_config
+
+pytestmark = pytest.mark.daemon
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = {"clientInfo": {"name": "tests", "version": "0"}}

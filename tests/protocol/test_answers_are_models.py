@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from bench.pipe import JsonPipe, daemon_command, encode
 from protocol.status import ServerStartResult, ServerStatusListResult
 from protocol.tool import ToolCallResult, ToolSearchResult
-from tests.support.fixtures import fixture_config
+from testing.fixtures import fixture_config
 
 TIMEOUT_LINES = 10_000
 

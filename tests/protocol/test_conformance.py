@@ -10,7 +10,9 @@ import pytest
 
 from app_server.wire.handshake import Client, initialize_line
 from protocol.jsonrpc import AppError
-from tests.support.daemon_client import conformance
+from testing.daemon_client import conformance
+
+pytestmark = pytest.mark.daemon
 
 
 def _method_is(method: str | None) -> Any:

@@ -12,7 +12,9 @@ import pytest
 from protocol.catalog import METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from protocol.docs_export import render
 from protocol.jsonrpc import REASON_CODES
-from tests.support.daemon_client import ROOT
+from testing.daemon_client import ROOT
+
+pytestmark = pytest.mark.daemon
 
 REFERENCE = ROOT / "docs" / "protocol.md"
 

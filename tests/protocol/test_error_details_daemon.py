@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon, DaemonError
-from tests.support.fixtures import fixture_config
-from tests.support.threads import START_TIMEOUT, start_call, start_thread
+from testing.daemon_client import Daemon, DaemonError
+from testing.fixtures import fixture_config
+from testing.threads import START_TIMEOUT, start_call, start_thread
+
+pytestmark = pytest.mark.daemon
 
 
 def refused(daemon: Daemon, method: str, params: dict[str, Any]) -> DaemonError:

@@ -6,8 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from protocol.catalog import RETIRED, RETIRED_EVENTS
-from tests.support.daemon_client import ROOT
+from testing.daemon_client import ROOT
+
+pytestmark = pytest.mark.daemon
 
 SCHEMAS = ROOT / "schemas"
 

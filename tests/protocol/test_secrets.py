@@ -14,6 +14,8 @@ from protocol.config import HttpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.secrets import SECRET_NAME_PARTS, is_secret_name
 
+pytestmark = pytest.mark.daemon
+
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = ["private_key", "api-key", "X-Api-Key", "auth", "Authorization", "Proxy-Authorization", "Cookie",
           "X-Session-Id", "clientSecret", "refresh_token", "PASSWORD", "passwd", "x-credential"]  # fmt: skip

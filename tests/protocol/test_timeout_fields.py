@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon, DaemonError
+from testing.daemon_client import Daemon, DaemonError
+
+pytestmark = pytest.mark.daemon
 
 NOT_INTEGERS = [True, "1000", 1000.0]
 STDIO = {"command": "tool"}

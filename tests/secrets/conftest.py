@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.secret_service import SecretServiceSession, secret_service
+from testing.secret_service import SecretServiceSession, secret_service
 
 
 @pytest.fixture

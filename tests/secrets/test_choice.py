@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mcp_runtime.secrets.choice import FILE_BACKEND, MARKER_FILE, decide_secret_store
-from tests.support.secret_service import SecretServiceSession
+from testing.secret_service import SecretServiceSession
 
 
 def mark(data_dir: Path) -> None:

@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
-from tests.support.fixtures import fixture_config
-from tests.support.secret_service import SecretServiceSession
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+from testing.fixtures import fixture_config
+from testing.secret_service import SecretServiceSession
+
+pytestmark = pytest.mark.daemon
 
 START_TIMEOUT = 40.0
 FIRST_KEY = "sk-first-key-0123456789"

@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 
 from scripts.smoke.fixtures.launch import oauth_fixture
-from tests.support.daemon_client import DaemonError, running_daemon
-from tests.support.oauth import TIMEOUT, pem_pair, tool_call
-from tests.support.secret_service import SecretServiceSession
+from testing.daemon_client import DaemonError, running_daemon
+from testing.oauth import TIMEOUT, pem_pair, tool_call
+from testing.secret_service import SecretServiceSession
+
+pytestmark = pytest.mark.daemon
 
 
 def test_a_private_key_given_as_a_value_and_the_tokens_live_in_the_keychain(

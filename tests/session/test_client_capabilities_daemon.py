@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon
-from tests.support.fixtures import fixture_config
+from testing.daemon_client import Daemon
+from testing.fixtures import fixture_config
+
+pytestmark = pytest.mark.daemon
 
 START_TIMEOUT = 60.0
 

@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon, DaemonError
-from tests.support.fixtures import everything_http, free_port
-from tests.support.threads import START_TIMEOUT
+from testing.daemon_client import Daemon, DaemonError
+from testing.fixtures import everything_http, free_port
+from testing.threads import START_TIMEOUT
+
+pytestmark = pytest.mark.daemon
 
 DEATH_NOTICED_S = 30.0
 """The heartbeat asks every 10 s and waits as long for an answer."""

@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from scripts.smoke.fixtures.launch import http_script
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+
+pytestmark = pytest.mark.daemon
 
 INVALID = ["bad_object_header", "bad_duplicate_header"]
 

@@ -19,7 +19,7 @@ from protocol.base import WireModel
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from scripts.smoke.fixtures.launch import http_fixture
-from tests.support.fixtures import NODE_MODULES, everything_config, fixture_config, script
+from testing.fixtures import NODE_MODULES, everything_config, fixture_config, script
 
 pytestmark = pytest.mark.anyio
 

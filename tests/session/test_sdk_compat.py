@@ -16,6 +16,8 @@ import pytest
 
 from mcp_runtime import _sdk_compat
 
+pytestmark = pytest.mark.daemon
+
 ROOT = Path(__file__).resolve().parents[2]
 OURS = ("protocol", "mcp_runtime", "app_server")
 COMPAT = ROOT / "mcp_runtime" / "_sdk_compat.py"

@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import ROOT, Daemon, DaemonError, running_daemon
-from tests.support.fixtures import FIXTURES, fixture_config
+from testing.daemon_client import ROOT, Daemon, DaemonError, running_daemon
+from testing.fixtures import FIXTURES, fixture_config
+
+pytestmark = pytest.mark.daemon
 
 START_TIMEOUT = 60.0
 BASH = Path("/bin/bash")

@@ -18,8 +18,10 @@ import pytest
 
 from mcp_runtime.limits import MAX_SERVER_MESSAGE_BYTES
 from scripts.smoke.fixtures.bad_replies import OVERSIZED_BYTES
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
-from tests.support.fixtures import script
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+from testing.fixtures import script
+
+pytestmark = pytest.mark.daemon
 
 START_TIMEOUT = 40.0
 CALL_WAIT = 20.0

@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from scripts.smoke.fixtures.launch import http_fixture
-from tests.support.daemon_client import ROOT, JsonLinesClient, running_daemon, unix_client
-from tests.support.fixtures import fixture_config, script
-from tests.support.ordering import retired_events, startup_statuses, until_response
+from testing.daemon_client import ROOT, JsonLinesClient, running_daemon, unix_client
+from testing.fixtures import fixture_config, script
+from testing.ordering import retired_events, startup_statuses, until_response
+
+pytestmark = pytest.mark.daemon
 
 SMOKE = ROOT / "scripts" / "smoke" / "current_smoke.py"
 LIVE_VARIABLES = ("MCP_APP_SERVER_LIVE_URL", "MCP_APP_SERVER_LIVE_TOKEN_ENV", "LIVE_TEST_TOKEN")

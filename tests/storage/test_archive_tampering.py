@@ -17,9 +17,11 @@ import pytest
 
 from mcp_runtime.storage.archive import ARCHIVE_CAP_BYTES, DATA_DIR_CAP_BYTES, ThreadArchive, stored
 from protocol.jsonrpc import AppError
-from tests.support.daemon_client import Daemon, DaemonError
-from tests.support.fixtures import fixture_config
-from tests.support.threads import START_TIMEOUT, start_thread
+from testing.daemon_client import Daemon, DaemonError
+from testing.fixtures import fixture_config
+from testing.threads import START_TIMEOUT, start_thread
+
+pytestmark = pytest.mark.daemon
 
 OLDEST = "ctx_00000000000000000000_00000000"
 """A ref name older than any the daemon makes: the first one a cap would evict."""

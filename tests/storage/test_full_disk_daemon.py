@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import DaemonError, running_daemon
-from tests.support.fixtures import fixture_config
-from tests.support.threads import call, start_thread
+from testing.daemon_client import DaemonError, running_daemon
+from testing.fixtures import fixture_config
+from testing.threads import call, start_thread
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="a tmpfs mount")
+pytestmark = [pytest.mark.daemon, pytest.mark.skipif(sys.platform != "linux", reason="a tmpfs mount")]
 CALLS = 100
 TEXT = "x" * (64 * 1024)
 PROJECTION_TEXT_BYTES = 16 * 1024

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+
+pytestmark = pytest.mark.daemon
 
 STDIO = {"command": "node", "args": ["server.mjs"], "env": {"LOG_LEVEL": "warn", "API_TOKEN": "sk-live-123"}}
 HTTP = {"type": "http", "url": "https://docs.example.com/mcp", "headers": {"X-Title": "app"},
@@ -168,7 +170,7 @@ def test_data_dir_from_environment(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from tests.support.daemon_client import ROOT
+    from testing.daemon_client import ROOT
 
     out = subprocess.run(
         [sys.executable, "-m", "app_server"],

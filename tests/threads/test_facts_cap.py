@@ -7,9 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.support.daemon_client import Daemon
-from tests.support.fixtures import fixture_config
-from tests.support.threads import start_thread
+import pytest
+
+from testing.daemon_client import Daemon
+from testing.fixtures import fixture_config
+from testing.threads import start_thread
+
+pytestmark = pytest.mark.daemon
 
 CONTENTS = 100
 FACTS_CAP = 1024 * 1024

@@ -17,12 +17,15 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon, running_daemon
-from tests.support.fixtures import fixture_config
-from tests.support.process_tree import children
-from tests.support.threads import START_TIMEOUT, call, start_call, start_thread
+from testing.daemon_client import Daemon, running_daemon
+from testing.fixtures import fixture_config
+from testing.process_tree import children
+from testing.threads import START_TIMEOUT, call, start_call, start_thread
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="counts the daemon's children in /proc")
+pytestmark = [
+    pytest.mark.daemon,
+    pytest.mark.skipif(sys.platform != "linux", reason="counts the daemon's children in /proc"),
+]
 
 IDLE_MS = 1000
 NOT_ASLEEP_S = 3 * IDLE_MS / 1000

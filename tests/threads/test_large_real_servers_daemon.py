@@ -7,10 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from mcp_runtime.limits import MAX_RESULT_BYTES
-from tests.support.daemon_client import Daemon, running_daemon
-from tests.support.fixtures import NODE_MODULES, filesystem_config, pdf_config
-from tests.support.threads import START_TIMEOUT, call, start_thread
+from testing.daemon_client import Daemon, running_daemon
+from testing.fixtures import NODE_MODULES, filesystem_config, pdf_config
+from testing.threads import START_TIMEOUT, call, start_thread
+
+pytestmark = pytest.mark.daemon
 
 BIG_CALL_S = 180.0
 LINE = b"2026-12-03T21:00:00Z INFO a line of a large log, as a user asks a model to read one\n"

@@ -9,9 +9,13 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from tests.support.daemon_client import Daemon
-from tests.support.fixtures import memory_config
-from tests.support.threads import START_TIMEOUT, call, start_thread, wait_ready
+import pytest
+
+from testing.daemon_client import Daemon
+from testing.fixtures import memory_config
+from testing.threads import START_TIMEOUT, call, start_thread, wait_ready
+
+pytestmark = pytest.mark.daemon
 
 MEMORY_TOOLS = {"read_graph", "create_entities", "search_nodes"}
 

@@ -1,6 +1,6 @@
 """``serverRequest/resolved`` reaches the asked connection before the tool call's own answer, on every path
 (issue 26.3, SPEC §7): answered, timed out, or cancelled with ``$/cancelRequest`` while the elicitation waits, in
-both protocol eras. Read in arrival order up to the call's response (``tests.support.ordering.until_response``)."""
+both protocol eras. Read in arrival order up to the call's response (``testing.ordering.until_response``)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon
-from tests.support.fixtures import fixture_config
-from tests.support.ordering import until_response
-from tests.support.threads import START_TIMEOUT, call, start_call, start_thread
+from testing.daemon_client import Daemon
+from testing.fixtures import fixture_config
+from testing.ordering import until_response
+from testing.threads import START_TIMEOUT, call, start_call, start_thread
+
+pytestmark = pytest.mark.daemon
 
 ERAS = ["2026-07-28", "2025-11-25"]
 

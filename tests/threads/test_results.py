@@ -17,9 +17,11 @@ from hypothesis import strategies as st
 
 from mcp_runtime.owners.projection import PROJECTION_TEXT_BYTES, clip, project, tool_call_json
 from mcp_runtime.storage.archive import ThreadArchive, stored, whole_characters
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
-from tests.support.fixtures import NODE_MODULES, everything_config, fixture_config
-from tests.support.threads import START_TIMEOUT, call, error_of, start_call, start_thread
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+from testing.fixtures import NODE_MODULES, everything_config, fixture_config
+from testing.threads import START_TIMEOUT, call, error_of, start_call, start_thread
+
+pytestmark = pytest.mark.daemon
 
 
 def read_all(daemon: Daemon, thread_id: str, ref: str, limit: int) -> tuple[bytes, list[dict[str, Any]]]:

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+
+pytestmark = pytest.mark.daemon
 
 THREADS = 2000
 

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import Daemon, DaemonError
-from tests.support.fixtures import fixture_config, script
+from testing.daemon_client import Daemon, DaemonError
+from testing.fixtures import fixture_config, script
+
+pytestmark = pytest.mark.daemon
 
 START_TIMEOUT = 40.0
 

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon, unix_client
-from tests.support.fixtures import everything_config, fixture_config, script
-from tests.support.threads import START_TIMEOUT, call, error_of, listening_daemon, start_call, start_thread, wait_ready
+from testing.daemon_client import Daemon, DaemonError, running_daemon, unix_client
+from testing.fixtures import everything_config, fixture_config, script
+from testing.threads import START_TIMEOUT, call, error_of, listening_daemon, start_call, start_thread, wait_ready
+
+pytestmark = pytest.mark.daemon
 
 # --------------------------------------------------------------------------- lifecycle
 

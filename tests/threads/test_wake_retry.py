@@ -10,11 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import Daemon, DaemonError
-from tests.support.fixtures import script
-from tests.support.threads import call, start_thread
+from testing.daemon_client import Daemon, DaemonError
+from testing.fixtures import script
+from testing.threads import call, start_thread
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a shell script as the server's command")
+pytestmark = [
+    pytest.mark.daemon,
+    pytest.mark.skipif(sys.platform == "win32", reason="a shell script as the server's command"),
+]
 
 
 def _idle(daemon: Daemon, thread_id: str) -> bool:

@@ -20,11 +20,14 @@ from typing import IO
 
 import pytest
 
-from tests.support.daemon_client import ROOT, JsonLinesClient
-from tests.support.fixtures import fixture_config
-from tests.support.proc_status import end, memory_kib
+from testing.daemon_client import ROOT, JsonLinesClient
+from testing.fixtures import fixture_config
+from testing.proc_status import end, memory_kib
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads RSS from /proc and pipe fill via FIONREAD")
+pytestmark = [
+    pytest.mark.daemon,
+    pytest.mark.skipif(sys.platform != "linux", reason="reads RSS from /proc and pipe fill via FIONREAD"),
+]
 MIB = 1 << 20
 KIB = 1 << 10
 

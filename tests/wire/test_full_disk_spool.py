@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.proc_status import memory_kib
+from testing.proc_status import memory_kib
 from tests.wire.test_backpressure import (
     BIG_TEXT,
     MIB,

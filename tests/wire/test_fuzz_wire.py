@@ -18,7 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.daemon_client import JsonLinesClient, running_daemon, unix_client
+from testing.daemon_client import JsonLinesClient, running_daemon, unix_client
+
+pytestmark = pytest.mark.daemon
 
 ANY = object()
 """Expectation: any well-formed answer (or none), as long as the connection keeps serving."""

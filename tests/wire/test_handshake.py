@@ -13,6 +13,8 @@ from pydantic import ValidationError
 from app_server.wire import handshake
 from protocol.lifecycle import InitializeParams, InitializeResult
 
+pytestmark = pytest.mark.daemon
+
 CASES: list[Any] = [
     {"clientInfo": {"name": "app", "version": "1.2"}},
     {"clientInfo": {"name": "app", "version": "1", "title": "App"}},
@@ -115,8 +117,8 @@ def test_the_initialize_line_is_the_catalog_result_as_the_connection_writes_it(
 
 
 def test_autostart_waits_for_initialized_and_starts_the_servers_enabled_then(tmp_path: Path) -> None:
-    from tests.support.daemon_client import running_daemon
-    from tests.support.fixtures import fixture_config
+    from testing.daemon_client import running_daemon
+    from testing.fixtures import fixture_config
 
     data_dir = tmp_path / "data"
     data_dir.mkdir()

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import ROOT, JsonLinesClient, running_daemon, unix_client
-from tests.support.proc_status import memory_kib
+from testing.daemon_client import ROOT, JsonLinesClient, running_daemon, unix_client
+from testing.proc_status import memory_kib
+
+pytestmark = pytest.mark.daemon
 
 MIB = 1 << 20
 

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from protocol.catalog import METHODS, NOTIFICATIONS, RETIRED
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+
+pytestmark = pytest.mark.daemon
 
 STDIO = {"command": "python3", "args": ["-c", "pass"]}
 
@@ -131,7 +133,7 @@ def test_cancel_request_answers_cancelled(daemon: Daemon) -> None:
 
 
 def _hang_config() -> dict[str, object]:
-    from tests.support.fixtures import script
+    from testing.fixtures import script
 
     return {"command": script("hang_at_start.py")[0], "args": script("hang_at_start.py")[1:]}
 

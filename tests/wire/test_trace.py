@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon_client import ROOT, running_daemon
-from tests.support.fixtures import fixture_config
-from tests.support.threads import START_TIMEOUT, start_thread
+from testing.daemon_client import ROOT, running_daemon
+from testing.fixtures import fixture_config
+from testing.threads import START_TIMEOUT, start_thread
+
+pytestmark = pytest.mark.daemon
 
 
 def _records(path: Path) -> list[dict[str, Any]]:

@@ -20,10 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import ROOT
-from tests.support.proc_status import end, rss_bytes
+from testing.daemon_client import ROOT
+from testing.proc_status import end, rss_bytes
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads RSS and fds from /proc, socket queues via ioctl")
+pytestmark = [
+    pytest.mark.daemon,
+    pytest.mark.skipif(sys.platform != "linux", reason="reads RSS and fds from /proc, socket queues via ioctl"),
+]
 MIB = 1 << 20
 CONNECTIONS = 64
 LINE = 4 * MIB - 1024

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_client import JsonLinesClient, running_daemon, unix_client
+from testing.daemon_client import JsonLinesClient, running_daemon, unix_client
+
+pytestmark = pytest.mark.daemon
 
 MIB = 1 << 20
 
@@ -188,7 +190,7 @@ def test_version_flag(tmp_path: Path) -> None:
     import sys
 
     from app_server import __version__
-    from tests.support.daemon_client import ROOT
+    from testing.daemon_client import ROOT
 
     done = subprocess.run(
         [sys.executable, "-m", "app_server", "--version"],

@@ -1,6 +1,6 @@
 // The activity log: every notification the page received (its params cut short), newest first, for people
 // debugging a host against the daemon.
-import type { App } from "./app.js";
+import type { PageState } from "./state.js";
 import { h, replace } from "./dom.js";
 import type { ViewContext } from "./tabs.js";
 
@@ -9,7 +9,7 @@ export class ActivityView {
   private readonly body = h("tbody");
   private scheduled = false;
 
-  private readonly app: App;
+  private readonly app: PageState;
 
   constructor({ app, hub }: ViewContext) {
     this.app = app;

@@ -2,7 +2,7 @@
 // Install → the new row with its live status; and Install bundle: a `.mcpb` file's manifest, compatibility and
 // signature shown before the user consents. What the administrator's policy locks is said up front and in errors.
 import type { InstallInput, InstallOption, RegistryEntry } from "mcp-app-server-client";
-import type { App } from "./app.js";
+import type { PageState } from "./state.js";
 import type { Banner } from "./banner.js";
 import { field, h, replace } from "./dom.js";
 import { explain, failureView } from "./failure.js";
@@ -79,7 +79,7 @@ export class BrowseView {
   private readonly policy = h("p", { className: "hint", "data-role": "policy-note" });
   private readonly bundlePath = h("input", { type: "text", placeholder: "/path/to/server.mcpb", "data-role": "bundle-path" });
   private readonly bundle = h("div", { className: "detail", "data-role": "bundle-detail", "aria-live": "polite" });
-  private readonly app: App;
+  private readonly app: PageState;
   private readonly hub: EventHub;
   private readonly banner: Banner;
   private watching: { name: string; status: HTMLElement } | undefined;

@@ -15,7 +15,7 @@ export type NotificationMethod = keyof Notifications;
 /** One notification, whichever it is (for the activity log). */
 export type AnyNotification = { [M in NotificationMethod]: { readonly method: M; readonly params: Notifications[M] } }[NotificationMethod];
 
-/** The page's own topics: what changed in the page state (`app.ts`), for the views that show it. */
+/** The page's own topics: what changed in the page state (`state.ts`), for the views that show it. */
 export interface PageTopics {
   /** Stored servers or their live status. */
   readonly servers: undefined;

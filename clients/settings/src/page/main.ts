@@ -1,6 +1,6 @@
 // The settings page: connects to the daemon through the host's bridge (reconnecting if the daemon or the host
 // restarts), and lays out the tabs of `tabs.ts`, each with its own banner, around the one global elicitation modal.
-import { App } from "./app.js";
+import { PageState } from "./state.js";
 import { Banner } from "./banner.js";
 import { connect, takeSession } from "./connection.js";
 import { h, replace } from "./dom.js";
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const status = h("span", { className: "connection", "data-connection": "connecting", role: "status" }, "connecting…");
   const dataDir = h("span", { className: "meta" });
   const hub = new EventHub();
-  const app = new App(hub);
+  const app = new PageState(hub);
   const modal = new ElicitationModal(document.body);
   modal.onAnswered = (request, answer) =>
     app.log("elicitation answered", { server: request.serverName, action: typeof answer === "string" ? answer : answer.action });

@@ -1,6 +1,6 @@
 // The prompts browser: the prompts of the running servers, and a prompt rendered with the arguments filled in.
 import type { PromptView } from "mcp-app-server-client";
-import type { App } from "./app.js";
+import type { PageState } from "./state.js";
 import { contentBlock } from "./content.js";
 import { field, h, replace, uid } from "./dom.js";
 import { explain, failureView } from "./failure.js";
@@ -11,7 +11,7 @@ export class PromptsView {
   private readonly listing = h("div", { className: "results", "data-role": "prompt-list" });
   private readonly detail = h("div", { className: "detail", "data-role": "prompt-detail", "aria-live": "polite" });
 
-  private readonly app: App;
+  private readonly app: PageState;
 
   constructor({ app }: ViewContext) {
     this.app = app;

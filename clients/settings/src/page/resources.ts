@@ -2,7 +2,7 @@
 // `preview: true` (text cut to 16 KiB, blobs replaced by their size and digest, so no base64 ever reaches the page);
 // and subscriptions, with each `mcp:resource_updated` counted on its row.
 import type { ResourceTemplateView, ResourceView } from "mcp-app-server-client";
-import type { App } from "./app.js";
+import type { PageState } from "./state.js";
 import type { Banner } from "./banner.js";
 import { resourceContent } from "./content.js";
 import { formatBytes, h, replace } from "./dom.js";
@@ -27,7 +27,7 @@ export class ResourcesView {
   private readonly subscriptionList = h("div", { "data-role": "subscriptions" });
   private readonly subscriptions = new Map<string, Subscription>();
 
-  private readonly app: App;
+  private readonly app: PageState;
   private readonly banner: Banner;
 
   constructor({ app, hub, banner }: ViewContext) {

@@ -5,8 +5,8 @@
 // is checked as the name is typed, before anything is sent; a server saved enabled is started.
 import { AppServerError } from "mcp-app-server-client";
 import type { McpServerConfig, ServerRecord } from "mcp-app-server-client";
-import type { App } from "./app.js";
-import { APPS } from "./apps.js";
+import type { PageState } from "./state.js";
+import { APPS } from "./importers.js";
 import type { Banner } from "./banner.js";
 import { field, h, replace, uid } from "./dom.js";
 import { explain, failureView } from "./failure.js";
@@ -121,7 +121,7 @@ function setOrDelete(target: Json, key: string, value: unknown): void {
 
 export class ServerForm {
   constructor(
-    private readonly app: App,
+    private readonly app: PageState,
     private readonly banner: Banner,
     private readonly slot: HTMLElement,
   ) {}

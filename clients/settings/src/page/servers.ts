@@ -3,8 +3,8 @@
 // start/stop, enable (which starts it), log in, edit, delete. Add/edit, import and sync open in the panel above the
 // list.
 import type { ServerRecord } from "mcp-app-server-client";
-import type { App } from "./app.js";
-import { AppsPanel } from "./apps.js";
+import type { PageState } from "./state.js";
+import { ImportersPanel } from "./importers.js";
 import type { Banner } from "./banner.js";
 import { h, replace } from "./dom.js";
 import { explainInfo, failureView } from "./failure.js";
@@ -18,16 +18,16 @@ export class ServersView {
   private readonly panel = h("div", { className: "panel-slot" });
   private readonly body = h("tbody");
   private readonly form: ServerForm;
-  private readonly apps: AppsPanel;
+  private readonly apps: ImportersPanel;
 
-  private readonly app: App;
+  private readonly app: PageState;
   private readonly banner: Banner;
 
   constructor({ app, hub, banner }: ViewContext) {
     this.app = app;
     this.banner = banner;
     this.form = new ServerForm(app, banner, this.panel);
-    this.apps = new AppsPanel(app, banner, this.panel);
+    this.apps = new ImportersPanel(app, banner, this.panel);
     this.element = h(
       "section",
       { className: "view", "aria-labelledby": "servers-heading" },

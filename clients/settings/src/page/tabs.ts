@@ -1,7 +1,7 @@
 // The page's tabs, listed once: each tab's id, its label, and how its view is made. The layout (`main.ts`) builds the
 // tab list, the panels and the banners from this table alone.
 import { ActivityView } from "./activity.js";
-import type { App } from "./app.js";
+import type { PageState } from "./state.js";
 import type { Banner } from "./banner.js";
 import { BrowseView } from "./browse.js";
 import type { EventHub } from "./hub.js";
@@ -13,7 +13,7 @@ import { ToolsView } from "./tools.js";
 
 /** What a view is given: the page state, the event hub, and its own tab's banner. */
 export interface ViewContext {
-  readonly app: App;
+  readonly app: PageState;
   readonly hub: EventHub;
   readonly banner: Banner;
 }

@@ -6,7 +6,7 @@
 import { hasAppView } from "mcp-app-server-client";
 import type { Thread, ToolCallResult, ToolView } from "mcp-app-server-client";
 import { defaultArguments } from "./arguments.js";
-import type { App } from "./app.js";
+import type { PageState } from "./state.js";
 import { AppViewFrame } from "./app-view.js";
 import type { Banner } from "./banner.js";
 import { contentBlock, projection } from "./content.js";
@@ -44,7 +44,7 @@ export class ThreadView {
   private tools: ToolView[] = [];
   private inFlight: AbortController | undefined;
 
-  private readonly app: App;
+  private readonly app: PageState;
   private readonly banner: Banner;
 
   constructor({ app, hub, banner }: ViewContext) {

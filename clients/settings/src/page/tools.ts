@@ -4,7 +4,7 @@
 // clients that do, as threads' connections do. The tab says so, and "Compare with a thread" asks a short-lived
 // thread what it gets, so that no tool a thread would get is hidden without a reason.
 import type { ToolView } from "mcp-app-server-client";
-import type { App } from "./app.js";
+import type { PageState } from "./state.js";
 import type { Banner } from "./banner.js";
 import { boundedJson, h, replace } from "./dom.js";
 import { explain, failureView } from "./failure.js";
@@ -22,7 +22,7 @@ export class ToolsView {
   private readonly results = h("div", { className: "results", "data-role": "tool-results", "aria-live": "polite" });
   /** By server: the tools a thread got that this list does not show, for the servers compared so far. */
   private readonly threadOnly = new Map<string, ToolView[]>();
-  private readonly app: App;
+  private readonly app: PageState;
   private readonly banner: Banner;
 
   constructor({ app, hub, banner }: ViewContext) {

@@ -11,14 +11,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mcp_runtime.apps.common import (
+from mcp_runtime.importers.common import (
     ENV_COLON,
     AppSpec,
     config_home,
     reject_unknown,
     write_json_entry,
 )
-from mcp_runtime.apps.cursor import read_vscode_like
+from mcp_runtime.importers.cursor import read_vscode_like
 from protocol.config import McpServerConfig
 
 LABEL = "VS Code"

@@ -2,7 +2,7 @@
 // the button that writes is enabled only after a dry run of the same choice. Imported servers that are enabled are
 // started, as any server saved enabled is.
 import type { ImportFromAppParams, ImportFromAppResult, SyncAllToLiveResult } from "mcp-app-server-client";
-import type { App } from "./app.js";
+import type { PageState } from "./state.js";
 import type { Banner } from "./banner.js";
 import { field, h, replace, uid } from "./dom.js";
 import { explain, failureView } from "./failure.js";
@@ -18,9 +18,9 @@ export const APPS: readonly { readonly id: AppId; readonly label: string }[] = [
   { id: "vscode", label: "VS Code" },
 ];
 
-export class AppsPanel {
+export class ImportersPanel {
   constructor(
-    private readonly app: App,
+    private readonly app: PageState,
     private readonly banner: Banner,
     private readonly slot: HTMLElement,
   ) {}

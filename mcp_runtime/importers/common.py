@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_runtime.apps.documents import FileFormat
 from mcp_runtime.config.rules import is_sensitive_header
+from mcp_runtime.importers.documents import FileFormat
 from protocol.config import AppName, HttpServerConfig, McpServerConfig, StdioServerConfig
 from protocol.jsonrpc import AppError
 

@@ -29,7 +29,7 @@ export interface Activity {
 const MAX_ACTIVITY = 200;
 const SUMMARY_CHARS = 400;
 
-export class App {
+export class PageState {
   servers: ServerRecord[] = [];
   readonly statuses = new Map<string, ServerStatus>();
   readonly startups = new Map<string, Startup>();

@@ -10,14 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mcp_runtime.apps.common import AppSpec
-from mcp_runtime.apps.documents import parse_entries
-from mcp_runtime.apps.files import UnparsableFile, read_text
-from mcp_runtime.apps.registry import APPS, resolve_path
 from mcp_runtime.config.admin_policy import admin_policy
 from mcp_runtime.config.edits import normalized
 from mcp_runtime.config.policy import policy
 from mcp_runtime.config.rules import parse_server_config
+from mcp_runtime.importers.common import AppSpec
+from mcp_runtime.importers.documents import parse_entries
+from mcp_runtime.importers.files import UnparsableFile, read_text
+from mcp_runtime.importers.registry import APPS, resolve_path
 from protocol.config import AppName, McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.server import SkippedEntry

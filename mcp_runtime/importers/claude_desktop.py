@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mcp_runtime.apps.claude import read_claude_entry
-from mcp_runtime.apps.common import (
+from mcp_runtime.importers.claude import read_claude_entry
+from mcp_runtime.importers.common import (
     AppSpec,
     NotExpressible,
     config_home,

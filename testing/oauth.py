@@ -18,7 +18,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from tests.support.daemon_client import Daemon, DaemonError, JsonLinesClient
+from testing.daemon_client import Daemon, DaemonError, JsonLinesClient
 
 TIMEOUT = 60.0
 

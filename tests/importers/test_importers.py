@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import tomlkit
 
-from mcp_runtime.apps import APPS, jsonc, plan_import, resolve_path, sync_app
-from mcp_runtime.apps.ledger import LEDGER_FILE
 from mcp_runtime.config.rules import parse_server_config
+from mcp_runtime.importers import APPS, jsonc, plan_import, resolve_path, sync_app
+from mcp_runtime.importers.ledger import LEDGER_FILE
 from protocol.jsonrpc import AppError
 
 JSON_APPS = ["claude", "claudeDesktop", "gemini", "cursor", "vscode"]

@@ -20,7 +20,7 @@ from protocol.server import (
     SyncAppResult,
 )
 
-log = get_logger("app_server.handlers.apps")
+log = get_logger("app_server.handlers.importers")
 
 
 @method("mcpServer/importFromApp", ImportFromAppParams)

@@ -25,7 +25,7 @@ from typing import IO, Any
 
 import jsonschema_rs
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TIMEOUT = 20.0
 DAEMON_COMMAND_ENV = "MCP_APP_SERVER_TEST_DAEMON"
 """A JSON argv that replaces the checkout's daemon (an installed wheel's script, the bundle): the same checks then

@@ -15,7 +15,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from mcp_runtime.apps.files import LOCK_TIMEOUT_S, MAX_APP_CONFIG_BYTES
+from mcp_runtime.importers.files import LOCK_TIMEOUT_S, MAX_APP_CONFIG_BYTES
 from mcp_runtime.storage import safe_fs as _safe_fs
 from protocol.jsonrpc import AppError
 

@@ -12,8 +12,8 @@ Default locations derive from the daemon's ``home`` and ``env`` (``CODEX_HOME``,
 ``CLAUDE_CONFIG_DIR``, ``APPDATA``), never from the real user's home.
 """
 
-from mcp_runtime.apps.importer import ImportPlan, plan_import
-from mcp_runtime.apps.registry import APPS, resolve_path
-from mcp_runtime.apps.sync import sync_app
+from mcp_runtime.importers.importer import ImportPlan, plan_import
+from mcp_runtime.importers.registry import APPS, resolve_path
+from mcp_runtime.importers.sync import sync_app
 
 __all__ = ["APPS", "ImportPlan", "plan_import", "resolve_path", "sync_app"]

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.support.daemon_client import Daemon, DaemonError, JsonLinesClient, running_daemon
+from testing.daemon_client import Daemon, DaemonError, JsonLinesClient, running_daemon
 
 START_TIMEOUT = 40.0
 

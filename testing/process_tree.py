@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.support.daemon_client import JsonLinesClient
-from tests.support.fixtures import script
+from testing.daemon_client import JsonLinesClient
+from testing.fixtures import script
 
 
 def stat(pid: int) -> list[str] | None:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mcp_runtime.apps.common import (
+from mcp_runtime.importers.common import (
     DOLLAR_ANY,
     AppSpec,
     check_oauth,

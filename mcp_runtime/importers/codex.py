@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mcp_runtime.apps.common import (
+from mcp_runtime.importers.common import (
     AppSpec,
     check_oauth,
     copy_present,

@@ -1,6 +1,6 @@
 """An app config file seen as "its MCP section + everything else", edited without touching everything else.
 
-JSON/JSONC files are edited by span (:mod:`mcp_runtime.apps.jsonc`); TOML files round-trip through
+JSON/JSONC files are edited by span (:mod:`mcp_runtime.importers.jsonc`); TOML files round-trip through
 tomlkit, which keeps comments and formatting. After editing, the result is parsed again and checked:
 the MCP section must hold exactly the intended entries and every other key must be unchanged.
 """
@@ -14,8 +14,8 @@ import tomlkit
 import tomlkit.exceptions
 from tomlkit.items import InlineTable, Table
 
-from mcp_runtime.apps import jsonc
-from mcp_runtime.apps.files import UnparsableFile
+from mcp_runtime.importers import jsonc
+from mcp_runtime.importers.files import UnparsableFile
 
 FileFormat = Literal["json", "toml"]
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mcp_runtime.apps.common import (
+from mcp_runtime.importers.common import (
     DOLLAR_BRACE,
     AppSpec,
     RefSyntax,
@@ -26,7 +26,7 @@ from mcp_runtime.apps.common import (
     unsupported,
     write_json_entry,
 )
-from mcp_runtime.apps.documents import parse_entries
+from mcp_runtime.importers.documents import parse_entries
 from protocol.config import McpServerConfig
 
 LABEL = "Claude Code"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.support.daemon_client import DEFAULT_TIMEOUT, JsonLinesClient
+from testing.daemon_client import DEFAULT_TIMEOUT, JsonLinesClient
 
 RETIRED_EVENTS = ("mcp:server_started", "mcp:server_stopped", "mcp:server_error", "mcp:oauth_completed")
 

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 import tomlkit
 
-from tests.support.daemon_client import Daemon, DaemonError, running_daemon
+from testing.daemon_client import Daemon, DaemonError, running_daemon
+
+pytestmark = pytest.mark.daemon
 
 CODEX_TOML = """# my codex settings
 model = "o4"  # keep me

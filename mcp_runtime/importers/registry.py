@@ -7,8 +7,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from mcp_runtime.apps import claude, claude_desktop, codex, cursor, gemini, vscode
-from mcp_runtime.apps.common import AppSpec
+from mcp_runtime.importers import claude, claude_desktop, codex, cursor, gemini, vscode
+from mcp_runtime.importers.common import AppSpec
 from protocol.config import AppName
 from protocol.jsonrpc import AppError
 

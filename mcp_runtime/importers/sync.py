@@ -14,13 +14,13 @@ from typing import Any
 
 import structlog
 
-from mcp_runtime.apps import ledger
-from mcp_runtime.apps.common import AppSpec, NotExpressible
-from mcp_runtime.apps.documents import open_document, verify
-from mcp_runtime.apps.files import UnparsableFile, atomic_write, backup, file_mode, locked, read_text, real_path
-from mcp_runtime.apps.registry import APPS, resolve_path
 from mcp_runtime.config.edits import to_wire
 from mcp_runtime.config.rules import parse_server_config
+from mcp_runtime.importers import ledger
+from mcp_runtime.importers.common import AppSpec, NotExpressible
+from mcp_runtime.importers.documents import open_document, verify
+from mcp_runtime.importers.files import UnparsableFile, atomic_write, backup, file_mode, locked, read_text, real_path
+from mcp_runtime.importers.registry import APPS, resolve_path
 from mcp_runtime.secrets.configs import reveal
 from mcp_runtime.secrets.store import secret_store
 from protocol.config import AppName, McpServerConfig
