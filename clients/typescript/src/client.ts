@@ -21,6 +21,7 @@ import type {
   ToolCallResult,
 } from "./generated/protocol.js";
 import { RpcConnection, violation } from "./rpc/connection.js";
+import { Emitter } from "./rpc/emitter.js";
 import type {
   NotificationMethod,
   RequestOptions,
@@ -32,8 +33,11 @@ import type {
   SidecarTransport,
   StderrSink,
 } from "./sidecar.js";
+import { Supervisor } from "./supervisor.js";
+import type { RestartPolicy } from "./supervisor.js";
 
 export type { RequestOptions } from "./rpc/connection.js";
+export type { RestartPolicy } from "./supervisor.js";
 
 /** A method a client calls with `request` (`initialize` goes through `initialize`). */
 export type Method = Exclude<
@@ -186,16 +190,6 @@ export interface WaitOptions {
   readonly signal?: AbortSignal | undefined;
 }
 
-/** When and how often a crashed sidecar is started again. */
-export interface RestartPolicy {
-  /** The first delay before a restart (default 250 ms); it doubles with each failed attempt. */
-  readonly initialDelayMs?: number;
-  /** The longest delay (default 8 s). */
-  readonly maxDelayMs?: number;
-  /** Consecutive restarts to try before giving up (default 10); a sidecar that ran 30 s resets the count. */
-  readonly maxAttempts?: number;
-}
-
 /** Options of `AppServerClient.spawn`. */
 export interface SpawnOptions extends ClientOptions, SidecarOptions {
   /** Who the client is (default `CLIENT_INFO`). */
@@ -217,7 +211,7 @@ export const CLIENT_INFO: ClientInfo = {
 /** A request's timeout when neither it nor the client names one: longer than the daemon's own tool timeouts. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 330_000;
 const DEFAULT_START_TIMEOUT_MS = 30_000;
-const STABLE_MS = 30_000;
+const ELICITATION = "mcpServer/elicitation/request";
 const CANCEL: ElicitationResponse = { action: "cancel" };
 const CLIENT_EVENTS: ReadonlySet<string> = new Set<keyof ClientEvents>([
   "exit",
@@ -226,7 +220,6 @@ const CLIENT_EVENTS: ReadonlySet<string> = new Set<keyof ClientEvents>([
 ]);
 
 type State = "new" | "initializing" | "ready" | "restarting" | "closed";
-type Handler = (payload: never) => void;
 
 /**
  * The one way a host talks to mcp-app-server: typed requests, typed notifications, elicitation, and a guard that
@@ -234,24 +227,23 @@ type Handler = (payload: never) => void;
  */
 export class AppServerClient {
   private readonly rpc: RpcConnection;
-  private readonly listeners = new Map<string, Set<Handler>>();
+  private readonly events = new Emitter<ClientEvents>((error, event) => {
+    if (event !== "error") this.emit("error", error);
+  });
   private readonly waiters: Array<{
     resolve(): void;
     reject(error: Error): void;
   }> = [];
-  private readonly finishers = new Set<(error: Error) => void>();
-  private elicitationHandler: ElicitationHandler | undefined;
+  private readonly finishers = new Emitter<{ finished: Error }>((error) =>
+    this.emit("error", error),
+  );
   private state: State = "new";
   private closing = false;
   private hello:
     | { clientInfo: ClientInfo; capabilities: ClientCapabilities | undefined }
     | undefined;
   private result: InitializeResult | undefined;
-  private linkSince = 0;
-  private relaunch: (() => Transport) | undefined;
-  private restartPolicy: Required<RestartPolicy> | undefined;
-  private restartAttempts = 0;
-  private restartTimer: ReturnType<typeof setTimeout> | undefined;
+  private supervisor: Supervisor | undefined;
   private startTimeoutMs = DEFAULT_START_TIMEOUT_MS;
   private stderr: StderrSink | undefined;
   private readonly closedPromise: Promise<void>;
@@ -268,11 +260,7 @@ export class AppServerClient {
       report: (error) => this.emit("error", error),
       closed: (info, lost) => this.linkClosed(info, lost),
     });
-    this.rpc.onRequest(
-      "mcpServer/elicitation/request",
-      (request, context) => this.elicit(request, context),
-      CANCEL,
-    );
+    this.answerElicitationsCancel();
     this.rpc.onNotification("serverRequest/resolved", (resolved) =>
       this.rpc.abandonServerRequest(resolved.requestId),
     );
@@ -297,6 +285,12 @@ export class AppServerClient {
         : openStderr(options.stderr, (error) => client?.emit("error", error));
     const launch = (): Transport =>
       startSidecar(command, args, options, stderr);
+    const supervisor = options.restart
+      ? new Supervisor(
+          launch,
+          options.restart === true ? {} : options.restart,
+        )
+      : undefined;
     client = new AppServerClient(launch(), options);
     client.stderr = stderr;
     client.startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
@@ -309,15 +303,7 @@ export class AppServerClient {
       await client.close();
       throw error;
     }
-    if (options.restart) {
-      const policy = options.restart === true ? {} : options.restart;
-      client.relaunch = launch;
-      client.restartPolicy = {
-        initialDelayMs: policy.initialDelayMs ?? 250,
-        maxDelayMs: policy.maxDelayMs ?? 8_000,
-        maxAttempts: policy.maxAttempts ?? 10,
-      };
-    }
+    client.supervisor = supervisor;
     return client;
   }
 
@@ -500,16 +486,10 @@ export class AppServerClient {
         handler as (params: unknown) => void,
       );
     }
-    let handlers = this.listeners.get(event);
-    if (handlers === undefined) {
-      handlers = new Set();
-      this.listeners.set(event, handlers);
-    }
-    const stored = handler as Handler;
-    handlers.add(stored);
-    return () => {
-      this.listeners.get(event)?.delete(stored);
-    };
+    return this.events.on(
+      event as keyof ClientEvents,
+      handler as (payload: unknown) => void,
+    );
   }
 
   /**
@@ -558,8 +538,7 @@ export class AppServerClient {
           if (accepted) settle(() => resolve(payload));
         }),
       );
-      this.finishers.add(fail);
-      stops.push(() => this.finishers.delete(fail));
+      stops.push(this.finishers.on("finished", fail));
       if (signal !== undefined) {
         signal.addEventListener("abort", abort, { once: true });
         stops.push(() => signal.removeEventListener("abort", abort));
@@ -587,17 +566,23 @@ export class AppServerClient {
    * answered `cancel` too. Returns the function that removes the handler.
    */
   onElicitation(handler: ElicitationHandler): () => void {
-    this.elicitationHandler = handler;
+    const remove = this.rpc.onRequest(
+      ELICITATION,
+      (request, context) => {
+        const typed = elicitationOfMode(request);
+        return typed === undefined ? CANCEL : handler(typed, context);
+      },
+      CANCEL,
+    );
     return () => {
-      if (this.elicitationHandler === handler)
-        this.elicitationHandler = undefined;
+      if (remove()) this.answerElicitationsCancel();
     };
   }
 
   /** End the connection (stdin EOF for a sidecar) and resolve once it has ended; no restart follows. */
   async close(): Promise<void> {
     this.closing = true;
-    if (this.restartTimer !== undefined) clearTimeout(this.restartTimer);
+    this.supervisor?.stop();
     if (this.rpc.isOpen) await this.rpc.close();
     if (this.state !== "closed") this.finish(lost("the client is closed"));
     await this.closedPromise;
@@ -615,19 +600,12 @@ export class AppServerClient {
   }
 
   private attach(transport: Transport): void {
-    this.linkSince = Date.now();
     this.rpc.connect(transport);
   }
 
-  private elicit(
-    request: ElicitationRequest,
-    context: ServerRequestContext,
-  ): ElicitationResponse | Promise<ElicitationResponse> {
-    const handler = this.elicitationHandler;
-    const typed = elicitationOfMode(request);
-    return handler === undefined || typed === undefined
-      ? CANCEL
-      : handler(typed, context);
+  /** Elicitations with no handler are declined: the daemon's call goes on without the user's input. */
+  private answerElicitationsCancel(): void {
+    this.rpc.onRequest(ELICITATION, () => CANCEL, CANCEL);
   }
 
   private async handshake(): Promise<void> {
@@ -671,48 +649,28 @@ export class AppServerClient {
     event: E,
     payload: ClientEvents[E],
   ): void {
-    for (const handler of [...(this.listeners.get(event) ?? [])]) {
-      try {
-        (handler as (payload: ClientEvents[E]) => void)(payload);
-      } catch (error) {
-        if (event !== "error")
-          this.emit(
-            "error",
-            error instanceof Error ? error : new Error(String(error)),
-          );
-      }
-    }
+    this.events.emit(event, payload);
   }
 
   private linkClosed(
     info: TransportClosed,
     error: AppServerErrorOf<"connectionLost">,
   ): void {
-    if (Date.now() - this.linkSince >= STABLE_MS) this.restartAttempts = 0;
-    const policy = this.restartPolicy;
+    const supervisor = this.supervisor;
     const restarting =
       !this.closing &&
-      this.relaunch !== undefined &&
-      policy !== undefined &&
-      this.restartAttempts < policy.maxAttempts;
+      supervisor !== undefined &&
+      supervisor.shouldRestart();
     this.emit("exit", { ...info, expected: this.closing, restarting });
     if (!restarting) {
       this.finish(error);
       return;
     }
     this.state = "restarting";
-    const delay = Math.min(
-      policy.maxDelayMs,
-      policy.initialDelayMs * 2 ** this.restartAttempts,
-    );
-    this.restartAttempts += 1;
-    this.restartTimer = setTimeout(() => void this.restart(), delay);
+    supervisor.schedule((transport) => void this.restart(transport));
   }
 
-  private async restart(): Promise<void> {
-    this.restartTimer = undefined;
-    if (this.closing || this.relaunch === undefined) return;
-    const transport = this.relaunch();
+  private async restart(transport: Transport): Promise<void> {
     this.attach(transport);
     try {
       await this.handshake();
@@ -729,7 +687,7 @@ export class AppServerClient {
     if (this.state === "closed") return;
     this.state = "closed";
     for (const waiter of this.waiters.splice(0)) waiter.reject(error);
-    for (const end of [...this.finishers]) end(error);
+    this.finishers.emit("finished", error);
     void (this.stderr?.close() ?? Promise.resolve()).then(() =>
       this.resolveClosed(),
     );

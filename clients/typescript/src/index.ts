@@ -2,6 +2,8 @@
 //   client.ts          the app client: typed requests, events, waitFor, elicitation, spawn and restart
 //   apps.ts            MCP Apps: a server's view read whole, and its own requests (origin "app") for AppBridge
 //   rpc/connection.ts  the protocol core: messages in and out, dispatch of notifications and server requests
+//   rpc/emitter.ts     the one typed listener set: client events and notifications
+//   supervisor.ts      restarts of a crashed sidecar: backoff, attempts, the stable-run reset
 //   rpc/pending.ts     where a response is matched to its request (ids, timeouts and cancellation live beside it)
 //   rpc/lines.ts       where a line is read (linear, capped at the daemon's MAX_OUTPUT_LINE_BYTES)
 //   rpc/guard.ts       the schema guard, over validators compiled when the package is built

@@ -97,6 +97,29 @@ describe("a client on the real daemon", () => {
     assert.equal((await resolved).action, "cancel");
   });
 
+  test("a later onElicitation replaces the handler; removing a replaced one changes nothing, the current one cancel", async () => {
+    const action = async (): Promise<string> => {
+      const result = await call("ask", { question: "Who?" });
+      const first = result.content[0];
+      assert.ok(first?.type === "text");
+      return JSON.parse(first.text).action as string;
+    };
+    const offFirst = client.onElicitation(() => ({ action: "decline" }));
+    const offSecond = client.onElicitation(() => ({ action: "accept", content: { name: "Bo", age: 5 } }));
+    assert.equal(await action(), "accept");
+    offFirst();
+    assert.equal(await action(), "accept");
+    offSecond();
+    assert.equal(await action(), "cancel");
+    const offThrowing = client.onElicitation(() => {
+      throw new Error("the form broke");
+    });
+    const reported = nextEvent(client, "error", (error) => error.message === "the form broke");
+    assert.equal(await action(), "cancel");
+    await reported;
+    offThrowing();
+  });
+
   test("an AbortSignal sends $/cancelRequest and the daemon answers cancelled", async () => {
     const controller = new AbortController();
     const pending = client.request(

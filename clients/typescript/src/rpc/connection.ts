@@ -12,6 +12,7 @@ import type {
   ServerRequestParamsByMethod,
   ServerResponseByMethod,
 } from "../generated/protocol.js";
+import { Emitter } from "./emitter.js";
 import { ProtocolGuard } from "./guard.js";
 import type { DroppedLine } from "./lines.js";
 import { PendingRequests } from "./pending.js";
@@ -78,7 +79,6 @@ interface Registration {
 }
 
 type JsonObject = { readonly [key: string]: unknown };
-type NotificationHandler = (params: never) => void;
 
 /** setTimeout's longest delay (about 24.8 days); a longer one would fire at once, so it means "never". */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -90,11 +90,13 @@ export class RpcConnection {
   private readonly guard = new ProtocolGuard();
   private readonly pending = new PendingRequests();
   private readonly requestHandlers = new Map<string, Registration>();
-  private readonly notificationHandlers = new Map<string, Set<NotificationHandler>>();
+  private readonly notifications: Emitter<ServerNotificationParamsByMethod>;
   private readonly serverRequests = new Map<RequestId, AbortController>();
   private link: Link | undefined;
 
-  constructor(private readonly options: ConnectionOptions) {}
+  constructor(private readonly options: ConnectionOptions) {
+    this.notifications = new Emitter((error) => options.report(error));
+  }
 
   /** Whether a transport is connected and open. */
   get isOpen(): boolean {
@@ -205,17 +207,20 @@ export class RpcConnection {
   /**
    * Answer the daemon's requests of `method` with `handler`. `fallback` is answered instead when the params do not
    * match the protocol, or the handler throws or answers something the protocol does not allow (each reported).
-   * Returns the function that removes the handler (the method is then answered `methodNotFound`).
+   * A later registration of the same method replaces this one. Returns the function that removes the handler (the
+   * method is then answered `methodNotFound`); it tells whether the handler was still the method's.
    */
   onRequest<M extends ServerRequestMethod>(
     method: M,
     handler: ServerRequestHandler<M>,
     fallback: ServerResponseByMethod[M],
-  ): () => void {
+  ): () => boolean {
     const registration: Registration = { handle: handler as Registration["handle"], fallback };
     this.requestHandlers.set(method, registration);
     return () => {
-      if (this.requestHandlers.get(method) === registration) this.requestHandlers.delete(method);
+      if (this.requestHandlers.get(method) !== registration) return false;
+      this.requestHandlers.delete(method);
+      return true;
     };
   }
 
@@ -224,16 +229,7 @@ export class RpcConnection {
     method: M,
     handler: (params: ServerNotificationParamsByMethod[M]) => void,
   ): () => void {
-    let handlers = this.notificationHandlers.get(method);
-    if (handlers === undefined) {
-      handlers = new Set();
-      this.notificationHandlers.set(method, handlers);
-    }
-    const stored = handler as NotificationHandler;
-    handlers.add(stored);
-    return () => {
-      this.notificationHandlers.get(method)?.delete(stored);
-    };
+    return this.notifications.on(method, handler);
   }
 
   /** The daemon resolved server request `id` without waiting for the answer: abort its handler, send nothing. */
@@ -351,13 +347,7 @@ export class RpcConnection {
       this.options.report(error as Error);
       return;
     }
-    for (const handler of [...(this.notificationHandlers.get(method) ?? [])]) {
-      try {
-        (handler as (params: unknown) => void)(message.params);
-      } catch (error) {
-        this.options.report(asError(error));
-      }
-    }
+    this.notifications.emit(method as NotificationMethod, message.params as never);
   }
 
   private serverRequest(message: JsonObject): void {
