@@ -57,7 +57,6 @@ class PlainErrorData(ErrorDetails):
         "redirectRejected",
         "noThreadOwner",
         "notRunning",
-        "connectionLost",
         "authRequired",
     ]
 
@@ -341,6 +340,17 @@ class StartupFailedErrorData(ErrorDetails):
     tool: str | None = Field(default=None, description="The tool whose schema is invalid.")
 
 
+class ConnectionLostErrorData(ErrorDetails):
+    """A server's connection ended or stopped answering after it was ready."""
+
+    reason: Literal["connectionLost"]
+    detail: str | None = Field(
+        default=None,
+        description="The kind of failure when the server stopped answering: `connectionRefused`, `nameNotResolved`, "
+        "`connectTimeout`, …",
+    )
+
+
 class UpstreamErrorData(ErrorDetails):
     """The MCP server answered with an error."""
 
@@ -485,6 +495,7 @@ ErrorData = TypeAliasType(
         | LimitErrorData
         | SizeLimitErrorData
         | StartupFailedErrorData
+        | ConnectionLostErrorData
         | UpstreamErrorData
         | InvalidOutputErrorData
         | TimeoutErrorData

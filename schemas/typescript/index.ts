@@ -241,6 +241,16 @@ export interface ConflictingServerConfigErrorData {
   server: string;
 }
 
+/** A server's connection ended or stopped answering after it was ready. */
+export interface ConnectionLostErrorData {
+  /** What went wrong; `errorCodes` gives its JSON-RPC code. */
+  reason: "connectionLost";
+  /** The MCP server the error is about, if one is. */
+  server?: string;
+  /** The kind of failure when the server stopped answering: `connectionRefused`, `nameNotResolved`, `connectTimeout`, … */
+  detail?: string;
+}
+
 /** One block of a tool result or prompt message, by `type`. */
 export type ContentBlock =
   | TextContent
@@ -434,6 +444,7 @@ export type ErrorData =
   | LimitErrorData
   | SizeLimitErrorData
   | StartupFailedErrorData
+  | ConnectionLostErrorData
   | UpstreamErrorData
   | InvalidOutputErrorData
   | TimeoutErrorData
@@ -1193,7 +1204,7 @@ export interface PathErrorData {
 /** Reasons that carry no details beyond `server`. */
 export interface PlainErrorData {
   /** What went wrong; `errorCodes` gives its JSON-RPC code. */
-  reason: "parseError" | "invalidRequest" | "messageTooLarge" | "alreadyInitialized" | "methodNotFound" | "threadRequired" | "invalidElicitationResponse" | "overloaded" | "notInitialized" | "cancelled" | "unknownLogin" | "serverBusy" | "oauthHeaderConflict" | "redirectRejected" | "noThreadOwner" | "notRunning" | "connectionLost" | "authRequired";
+  reason: "parseError" | "invalidRequest" | "messageTooLarge" | "alreadyInitialized" | "methodNotFound" | "threadRequired" | "invalidElicitationResponse" | "overloaded" | "notInitialized" | "cancelled" | "unknownLogin" | "serverBusy" | "oauthHeaderConflict" | "redirectRejected" | "noThreadOwner" | "notRunning" | "authRequired";
   /** The MCP server the error is about, if one is. */
   server?: string;
 }
@@ -3105,7 +3116,7 @@ export type ErrorDataByReason = {
   "catalogTooLarge": LimitErrorData & { reason: "catalogTooLarge" };
   "configTooLarge": SizeLimitErrorData & { reason: "configTooLarge" };
   "conflictingServerConfig": ConflictingServerConfigErrorData;
-  "connectionLost": PlainErrorData & { reason: "connectionLost" };
+  "connectionLost": ConnectionLostErrorData;
   "inlineSecret": InlineSecretErrorData;
   "insecureUrl": InsecureUrlErrorData;
   "insufficientScope": InsufficientScopeErrorData;

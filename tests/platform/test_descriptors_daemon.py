@@ -38,12 +38,18 @@ def test_a_low_soft_limit_is_raised_and_the_servers_get_theirs_back(data_dir: Pa
             for name in names:
                 answer = call(daemon, thread_id, name, "echo", {"message": "hi"})
                 assert "hi" in answer["content"][0]["text"]
+        for name in names:  # a server created enabled starts in the management connection too
+            daemon.wait_notification(
+                "mcpServer/startupStatus/updated",
+                lambda p, name=name: p["name"] == name and p["threadId"] is None and p["status"] == "ready",
+                timeout=60,
+            )
         servers = [pid for pid, cmd in children(daemon.process.pid).items() if "server-everything" in cmd]
-        assert len(servers) == 8 * SERVERS
+        assert len(servers) == (8 + 1) * SERVERS
         daemon.request("mcpServer/create", {"name": "fx", "config": fixture_config()})
         call(daemon, start_thread(daemon, servers=["fx"]), "fx", "echo", {"text": "x"})
-        [fixture] = [pid for pid, cmd in children(daemon.process.pid).items() if "fixture_server" in cmd]
-        assert _soft_limit(fixture) == 64, "a server starts with the limit the daemon was started with"
+        fixtures = [pid for pid, cmd in children(daemon.process.pid).items() if "fixture_server" in cmd]
+        assert fixtures and all(_soft_limit(pid) == 64 for pid in fixtures), "servers start with the daemon's limit"
 
 
 def test_a_start_that_finds_no_descriptor_fails_typed_and_the_daemon_keeps_serving(data_dir: Path) -> None:

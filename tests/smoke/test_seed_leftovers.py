@@ -79,8 +79,9 @@ def test_every_connection_sees_starting_then_one_ending_and_the_typed_failure_be
 
 def _start_twice_and_watch(d: JsonLinesClient, other: JsonLinesClient) -> None:
     crash = script("crash_at_start.py")
-    d.request("mcpServer/create", {"name": "good", "config": fixture_config()})
-    d.request("mcpServer/create", {"name": "bad", "config": {"command": crash[0], "args": crash[1:]}})
+    # disabled, so that the starts watched are the ones asked for (an enabled server starts at create)
+    d.request("mcpServer/create", {"name": "good", "config": fixture_config(enabled=False)})
+    d.request("mcpServer/create", {"name": "bad", "config": {"command": crash[0], "args": crash[1:], "enabled": False}})
     for name, ending in (("good", "ready"), ("bad", "failed")):
         request = d.start_request("mcpServer/start", {"name": name})
         before, response = until_response(d, request, startup_statuses(name), 60)

@@ -132,7 +132,8 @@ def test_autostart_waits_for_initialized_and_starts_the_servers_enabled_then(tmp
         assert second.notifications("mcpServer/startupStatus/updated") == []
         second.notify("initialized")
         second.wait_notification("mcpServer/startupStatus/updated", lambda p: p["status"] == "ready", timeout=60)
-        second.request("mcpServer/create", {"name": "later", "config": fixture_config()})
+        # created after autostart and disabled: nothing starts it (an enabled one would start at create)
+        second.request("mcpServer/create", {"name": "later", "config": fixture_config(enabled=False)})
         statuses = second.request("mcpServerStatus/list")["data"]
         assert {row["name"] for row in statuses if row["runtimeStatus"] == "connected"} == {"on"}
         assert {p["name"] for p in second.notifications("mcpServer/startupStatus/updated")} == {"on"}
