@@ -429,8 +429,9 @@ async function main(): Promise<number> {
     });
 
     await report.check("tools", "no tool a thread gets is hidden", async () => {
-      // npm server-everything offers trigger-elicitation-request only to clients that answer forms: the page's
-      // connection gets 13 tools, a thread 14. The tab says why, and a comparison names the one it holds back.
+      // npm server-everything offers trigger-elicitation-request and trigger-url-elicitation only to clients that
+      // answer forms and URL requests: the page's connection gets 13 tools, a thread 15. The tab says why, and a
+      // comparison names the ones it holds back.
       await addServer({ name: "everything", command: process.execPath, args: [EVERYTHING, "stdio"] });
       await page.locator('tr[data-server="everything"][data-status="connected"]').waitFor();
       await tab("tools");
@@ -445,15 +446,15 @@ async function main(): Promise<number> {
       const compared = page.locator('[data-role="thread-comparison"] li[data-compared="everything"]');
       await compared.waitFor();
       const said = (await compared.textContent()) ?? "";
-      assert((await compared.getAttribute("data-thread-only")) === "1", `comparison: ${said}`);
-      assert(said.includes("trigger-elicitation-request"), `comparison: ${said}`);
-      await count.getByText("13 tool(s) on this connection, 14 for a thread").waitFor();
+      assert((await compared.getAttribute("data-thread-only")) === "2", `comparison: ${said}`);
+      assert(said.includes("trigger-elicitation-request") && said.includes("trigger-url-elicitation"), `comparison: ${said}`);
+      await count.getByText("13 tool(s) on this connection, 15 for a thread").waitFor();
       const held = page.locator('li[data-tool="mcp__everything__trigger-elicitation-request"][data-thread-only="true"]');
       await held.locator("summary").click();
       assert((await held.textContent())?.includes("thread only"), "the held-back tool is not marked");
       await shot(page, "tools-thread-only-named");
       await page.locator("#tool-server").selectOption("");
-      return `13 listed with the reason; a thread gets 14: ${said.trim().slice(0, 90)}`;
+      return `13 listed with the reason; a thread gets 15: ${said.trim().slice(0, 90)}`;
     });
 
     await report.check("prompts", "get with arguments", async () => {
