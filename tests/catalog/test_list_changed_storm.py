@@ -107,6 +107,7 @@ def test_a_list_changed_storm_costs_what_the_live_catalog_costs(data_dir: Path) 
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(480)  # announcements are coalesced to one per server per quarter second: 600 take minutes
 def test_a_long_storm_still_costs_only_the_live_catalog(data_dir: Path) -> None:
     check_memory(*storm_memory(data_dir, 600))
 
