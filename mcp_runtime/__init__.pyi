@@ -36,6 +36,7 @@ from .owners.loading import load_owners as load_owners
 from .owners.loading import load_thread_owner as load_thread_owner
 from .owners.management import McpClientManager as McpClientManager
 from .owners.thread import McpThreadRuntime as McpThreadRuntime
+from .platform.children import kill_adopted as kill_adopted
 from .platform.descriptors import raise_descriptor_limit as raise_descriptor_limit
 from .platform.watcher import kill_live_groups as kill_live_groups
 from .platform.watcher import watch_children as watch_children

@@ -4,6 +4,7 @@ stdio fixture server that leaves a grandchild behind it."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from testing.daemon_client import JsonLinesClient
@@ -18,16 +19,26 @@ def stat(pid: int) -> list[str] | None:
         return None
 
 
-def gone(pid: int) -> bool:
-    """Dead, or a zombie waiting for its new parent to reap it."""
+def started(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot), or None when gone: a number alone may go to another process."""
     fields = stat(pid)
-    return fields is None or fields[0] in ("Z", "X")
+    return int(fields[19]) if fields else None
 
 
-def wait_gone(pids: list[int], timeout: float = 15.0) -> list[int]:
-    """The pids still alive after ``timeout`` (polled: the kill comes from another process)."""
+def gone(pid: int, born: int | None = None) -> bool:
+    """Dead, or a zombie waiting for its new parent to reap it; with ``born`` (its start time), also when the
+    number now belongs to a process started since."""
+    fields = stat(pid)
+    return fields is None or fields[0] in ("Z", "X") or (born is not None and int(fields[19]) != born)
+
+
+def wait_gone(pids: Iterable[int] | Mapping[int, int | None], timeout: float = 15.0) -> list[int]:
+    """The pids still alive after ``timeout`` (polled: the kill comes from another process). A mapping gives each
+    pid's start time as taken while it surely lived; otherwise it is taken now, so a number handed to a new
+    process meanwhile never counts as alive."""
+    born = dict(pids) if isinstance(pids, Mapping) else {pid: started(pid) for pid in pids}
     deadline = time.monotonic() + timeout
-    while (alive := [pid for pid in pids if not gone(pid)]) and time.monotonic() < deadline:
+    while (alive := [pid for pid, time_ in born.items() if not gone(pid, time_)]) and time.monotonic() < deadline:
         time.sleep(0.05)
     return alive
 

@@ -270,6 +270,7 @@ async def _serve(
             serving.start_soon(main.serve)
             serving.start_soon(_stop_when_set, main.input_ended, stop)
             await stop.wait()
+            shutdown.arm_last_resort(_kill_children)
             for processor in list(processors):
                 processor.reading.cancel()
             with anyio.move_on_after(shutdown.SETTLE_S):
@@ -283,6 +284,14 @@ async def _serve(
             serving.cancel_scope.cancel()
     announce()
     log.info("stopped", uptime_s=round(time.monotonic() - began, 3))
+
+
+def _kill_children() -> None:
+    """Every child process left: its groups, then the orphans it adopted."""
+    from mcp_runtime import kill_adopted, kill_live_groups
+
+    kill_live_groups()
+    kill_adopted()
 
 
 async def _stop_when_set(event: anyio.Event, stop: anyio.Event) -> None:

@@ -233,7 +233,7 @@ def _descendants(leader: int) -> dict[int, int]:
     with the daemon a subreaper, also the orphans it adopted from that session (same session id)."""
     table = _table()
     ours = os.getpid()
-    tree = {pid for pid, f in table.items() if int(f[2]) == leader or int(f[4]) == leader} | {leader}
+    tree = {pid for pid, f in table.items() if int(f[2]) == leader or int(f[3]) == leader} | {leader}
     while new := {pid for pid, f in table.items() if int(f[1]) in tree and pid not in tree and int(f[1]) != ours}:
         tree |= new
     return {pid: int(table[pid][19]) for pid in tree
@@ -247,7 +247,7 @@ def reap_adopted(keep: Sequence[int] = ()) -> None:
         return
     ours, held = os.getpid(), {*CHILD_GROUPS.live(), *_HELD, *keep}
     for pid, fields in _table().items():
-        if int(fields[1]) == ours and fields[0] == b"Z" and pid not in held and int(fields[4]) != pid:
+        if int(fields[1]) == ours and fields[0] == b"Z" and pid not in held and int(fields[3]) != pid:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
 
@@ -259,6 +259,6 @@ def kill_adopted() -> None:
         return
     ours, watcher, session = os.getpid(), CHILD_GROUPS.watcher_pid(), os.getsid(0)
     for pid, fields in _table().items():
-        if int(fields[1]) == ours and pid != watcher and int(fields[4]) != session:
+        if int(fields[1]) == ours and pid != watcher and int(fields[3]) != session:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)

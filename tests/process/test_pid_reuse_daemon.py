@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from testing.daemon_client import running_daemon
-from testing.process_tree import start_family, stat, wait_gone, watcher_of
+from testing.process_tree import start_family, started, stat, wait_gone, watcher_of
 
 NS_LAST_PID = Path("/proc/sys/kernel/ns_last_pid")
 pytestmark = [pytest.mark.daemon, pytest.mark.skipif(
@@ -82,8 +82,9 @@ def test_a_double_forked_grandchild_comes_back_to_the_daemon_and_is_stopped_at_e
         fields = stat(grandchild)
         assert fields is not None and int(fields[1]) == daemon.process.pid, "the daemon is no child subreaper"
         assert int(fields[3]) != int(stat(daemon.process.pid)[3])  # type: ignore[index]  # another session
+        born = {grandchild: started(grandchild)}
         assert daemon.close() == 0
-    assert wait_gone([grandchild]) == []
+    assert wait_gone(born) == []
 
 
 def test_a_frozen_server_is_woken_to_handle_its_stop_signal(data_dir: Path, tmp_path: Path) -> None:

@@ -152,3 +152,26 @@ def test_eof_with_a_client_that_reads_exits_zero(data_dir: Path) -> None:
         daemon.join()
         for request_id in ids:
             assert daemon.wait_response(request_id, timeout=1)["result"] == {"data": []}
+
+
+def test_a_stop_that_hangs_still_ends_the_process_with_its_stacks_and_children_gone(tmp_path: Path) -> None:
+    """The last resort behind the bounded phases: a stop whose work never returns (a worker thread that cannot be
+    cancelled) still ends with exit 0 at ``LAST_RESORT_S``, says where it hung, and kills what it was handed."""
+    program = (
+        "import subprocess, threading, time\n"
+        "from app_server.process import shutdown\n"
+        "child = subprocess.Popen(['sleep', '600'])\n"
+        "print(child.pid, flush=True)\n"
+        "shutdown.arm_last_resort(child.kill)\n"
+        "def hang_here_forever(): threading.Event().wait()\n"
+        "hang_here_forever()\n"
+    )
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=ROOT, timeout=30)
+    took = time.monotonic() - began
+    assert done.returncode == 0
+    assert took < SHUTDOWN_BOUND_S + SLACK_S
+    first, *rest = done.stderr.splitlines()
+    assert json.loads(first)["event"] == "stop_overran"
+    assert any("hang_here_forever" in line for line in rest), done.stderr
+    assert _gone(int(done.stdout.split()[0]))
