@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from testing.daemon_client import JsonLinesClient, running_daemon, unix_client
 
-pytestmark = pytest.mark.daemon
+# One worker runs the module (pytest -n), so its one daemon per transport sees every fuzzed line before the next.
+pytestmark = [pytest.mark.daemon, pytest.mark.xdist_group("fuzz_wire")]
 
 ANY = object()
 """Expectation: any well-formed answer (or none), as long as the connection keeps serving."""
