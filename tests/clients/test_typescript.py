@@ -21,8 +21,7 @@ from protocol.errors import MODEL_OF_REASON
 from protocol.jsonrpc import REASON_CODES
 from testing.daemon_client import ROOT
 
-# One worker runs the module (pytest -n): the tests share one compile.
-pytestmark = [pytest.mark.daemon, pytest.mark.xdist_group("typescript")]
+pytestmark = pytest.mark.daemon
 
 BINDINGS = ROOT / "schemas" / "typescript" / "index.ts"
 TSC = ROOT / "node_modules" / ".bin" / "tsc"

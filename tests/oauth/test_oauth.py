@@ -26,8 +26,7 @@ from protocol.jsonrpc import AppError
 from protocol.server import ErrorInfo
 from scripts.smoke.fixtures.launch import oauth_fixture
 
-# One worker runs the module (pytest -n): its tests share one OAuth fixture, started once.
-pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("oauth_module_fixture")]
+pytestmark = pytest.mark.anyio
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}

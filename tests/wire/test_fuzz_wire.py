@@ -20,8 +20,7 @@ from hypothesis import strategies as st
 
 from testing.daemon_client import JsonLinesClient, running_daemon, unix_client
 
-# One worker runs the module (pytest -n), so its one daemon per transport sees every fuzzed line before the next.
-pytestmark = [pytest.mark.daemon, pytest.mark.xdist_group("fuzz_wire")]
+pytestmark = pytest.mark.daemon
 
 ANY = object()
 """Expectation: any well-formed answer (or none), as long as the connection keeps serving."""

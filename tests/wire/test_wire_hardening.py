@@ -13,8 +13,7 @@ import pytest
 
 from testing.daemon_client import JsonLinesClient, running_daemon, unix_client
 
-# One worker runs the module (pytest -n), so its one daemon per transport sees every hostile line before the next.
-pytestmark = [pytest.mark.daemon, pytest.mark.xdist_group("wire_hardening")]
+pytestmark = pytest.mark.daemon
 
 MIB = 1 << 20
 
