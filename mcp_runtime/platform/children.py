@@ -5,8 +5,10 @@ loop's own child watcher had reaped a server, a stop could signal an unrelated p
 the daemon reaps its servers itself, and only at the end of a stop: the leader is watched without being reaped
 (``waitid`` with ``WNOWAIT``), so while its group is signalled its zombie still holds the number; the child watcher
 is told the group ended before the number is given up. Descendants that left the group are found through ``/proc``
-before anything is signalled and held by pidfd (Linux), which never names another process. The daemon is a child
-subreaper on Linux: what a server double-forked away comes back to it, is swept at exit and reaped when it dies.
+before anything is signalled and held by pidfd (Linux), which never names another process. On Linux each server is a
+child subreaper of its own (set between fork and exec), so what it double-forks away stays its descendant, found at
+its stop and by the watcher's sweep; the daemon is one too, so what a dead server left comes back to it, is swept at
+exit and reaped when it dies.
 """
 
 from __future__ import annotations
@@ -163,9 +165,16 @@ class Family:
 
     def __init__(self, leader: int) -> None:
         self._held: dict[int, int] = {}
+        self.scan(leader)
+
+    def scan(self, leader: int) -> None:
+        """Hold the descendants found now too: a server that exits hands what it double-forked to the daemon,
+        so a stop looks once while the server still lives and again after its grace."""
         if sys.platform != "linux" or not hasattr(os, "pidfd_open"):
             return
         for pid, start in _descendants(leader).items():
+            if pid in self._held:
+                continue
             with contextlib.suppress(OSError):
                 descriptor = os.pidfd_open(pid)
                 if _start_time(pid) == start:
