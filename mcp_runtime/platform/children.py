@@ -199,10 +199,10 @@ class Family:
             return  # nothing is held elsewhere
         ours = os.getpid()
         for pid, descriptor in self._held.items():
+            if _parent(pid) == ours:  # adopted when its parent died: ours to reap, by the pidfd (never a number)
+                with contextlib.suppress(OSError):
+                    os.waitid(os.P_PIDFD, descriptor, os.WEXITED | os.WNOHANG)
             os.close(descriptor)
-            if _parent(pid) == ours:  # adopted when its parent died: ours to reap
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, os.WNOHANG)
         self._held.clear()
 
 
@@ -238,15 +238,16 @@ def _members(pgid: int) -> dict[int, str]:
 
 
 def _descendants(leader: int) -> dict[int, int]:
-    """Every live descendant of ``leader`` outside its group (which ``killpg`` reaches anyway), by start time;
-    with the daemon a subreaper, also the orphans it adopted from that session (same session id)."""
+    """Every descendant of ``leader`` outside its group (which ``killpg`` reaches anyway), by start time, the dead
+    ones not yet reaped too (a daemonizing fork's first child, which a server seldom reaps: once the server is gone
+    it is the daemon's to reap, and a session leader, so only held this way is it known as the server's); with the
+    daemon a subreaper, also the orphans it adopted from that session (same session id)."""
     table = _table()
     ours = os.getpid()
     tree = {pid for pid, f in table.items() if int(f[2]) == leader or int(f[3]) == leader} | {leader}
     while new := {pid for pid, f in table.items() if int(f[1]) in tree and pid not in tree and int(f[1]) != ours}:
         tree |= new
-    return {pid: int(table[pid][19]) for pid in tree
-            if int(table[pid][2]) != leader and table[pid][0] not in (b"Z", b"X")}
+    return {pid: int(table[pid][19]) for pid in tree if int(table[pid][2]) != leader and table[pid][0] != b"X"}
 
 
 def reap_adopted(keep: Sequence[int] = ()) -> None:

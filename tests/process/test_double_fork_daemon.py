@@ -9,12 +9,13 @@ import contextlib
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from testing.daemon_client import running_daemon
-from testing.process_tree import start_family, started, wait_gone
+from testing.process_tree import start_family, started, stat, wait_gone
 
 pytestmark = [
     pytest.mark.daemon,
@@ -39,3 +40,26 @@ def test_a_double_forked_grandchild_goes_with_its_server(data_dir: Path, tmp_pat
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(grandchild, signal.SIGKILL)
+
+
+def test_what_a_stopped_server_left_is_reaped_not_kept_as_a_zombie(data_dir: Path, tmp_path: Path) -> None:
+    """The daemonizing fork's first child (a session leader the server never reaped) and the grandchild die with
+    the server and come back to the daemon as zombies: reaped, so no stop leaves an entry in the process table."""
+    with running_daemon(data_dir) as daemon:
+        daemon.initialize()
+        for round_ in range(3):
+            _, grandchild = start_family(daemon, tmp_path, f"away{round_}", daemonize=True)
+            daemon.request("mcpServer/stop", {"name": f"away{round_}"}, timeout=30)
+            assert wait_gone([grandchild]) == []
+        deadline = time.monotonic() + 15
+        while (zombies := _zombies(daemon.process.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert zombies == [], "a stop left zombies of the daemon behind"
+
+
+def _zombies(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := stat(int(entry.name))) and int(fields[1]) == parent and fields[0] == "Z":
+            found.append(int(entry.name))
+    return found
