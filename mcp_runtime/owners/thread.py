@@ -280,15 +280,23 @@ class McpThreadRuntime(SlotOwner):
             try:
                 with anyio.CancelScope() as scope:
                     call.deadline = CallDeadline(scope, limit_ms / 1000)  # stops while a form is open
-                    result = await slot.call_tool(
-                        tool,
-                        arguments,
+                    send = functools.partial(
+                        SessionSlot.call_tool,
+                        name=tool,
+                        arguments=arguments,
                         timeout_s=limit_ms / 1000 + FORM_BACKSTOP_S,
                         progress=progress,
                         meta=meta,
                         as_task=runs_as_task(spec.tool),
                         task_started=call.task_started,
                     )
+                    try:
+                        result = await send(slot)
+                    except AppError as exc:
+                        if exc.details.get("detail") != "sessionExpired":
+                            raise
+                        # The server restarted and refused the call unrun: once more, on a new session.
+                        result = await send(await self._ready_slot(server))
                 if scope.cancelled_caught:
                     call.timed_out = True
                     raise timeout_error(server, limit_ms, tool=tool)

@@ -35,6 +35,15 @@ class RefusalLog:
         self.last = Refusal(status, body.decode("utf-8", errors="replace"))
 
 
+def session_gone(status: int, body: bytes) -> bool:
+    """Whether a refusal of a request that carried a session id says the server no longer knows that session: HTTP
+    404 (the spec's word for an ended session) or a 400 whose error names the session (what servers built on the
+    SDK's examples answer, npm server-everything among them, once restarted). The request was not run."""
+    if status == 404:
+        return True
+    return status == 400 and "session" in _error_message(body.decode("utf-8", errors="replace")).lower()
+
+
 async def read_capped(response: Any) -> bytes:
     """An error response's body, decoded, up to ``ERROR_BODY_BYTES`` (the rest is not read)."""
     chunks: list[bytes] = []
