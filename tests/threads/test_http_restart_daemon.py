@@ -69,3 +69,17 @@ def test_a_management_connection_notices_a_restarted_http_server_and_reconnects(
             _status(daemon, None, "ready", HEARTBEAT_NOTICE_S)
             [row] = daemon.request("mcpServerStatus/list", {"serverName": "ev"})["data"]
             assert row["runtimeStatus"] == "connected" and "echo" in row["tools"]
+
+
+def test_a_restarted_sdk_server_answering_404_for_the_session_is_reconnected(daemon: Daemon) -> None:
+    """The official SDK's server answers an unknown session with HTTP 404, the spec's word for an ended session."""
+    from scripts.smoke.fixtures.launch import http_fixture
+
+    port = str(free_port())
+    with http_fixture("--legacy-only", "--port", port) as url:  # the 2025 era: a session per connection
+        thread_id = start_thread(daemon, mcpServers={"ev": {"type": "http", "url": url}})
+        _status(daemon, thread_id, "ready")
+        assert call(daemon, thread_id, "ev", "echo", {"text": "before"})["content"][0]["text"] == "before"
+    with http_fixture("--legacy-only", "--port", port):
+        assert call(daemon, thread_id, "ev", "echo", {"text": "after"})["content"][0]["text"] == "after"
+        _status(daemon, thread_id, "ready")
