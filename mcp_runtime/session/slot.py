@@ -22,6 +22,7 @@ from mcp_runtime.secrets.configs import revealed
 from mcp_runtime.session import requests as _requests
 from mcp_runtime.session.connect import handshake, is_modern, open_client
 from mcp_runtime.session.errors import classify_session_failure, exit_description
+from mcp_runtime.session.fresh import FreshReader
 from mcp_runtime.session.heartbeat import heartbeat
 from mcp_runtime.session.listen import ListenStream
 from mcp_runtime.session.refresh import CallGate, CatalogRefresher
@@ -93,6 +94,8 @@ class SessionSlot:
         self._gate = CallGate()
         self._refresher = CatalogRefresher(name, self._gate)
         self._listen = ListenStream(name, subscriptions)
+        self._fresh = FreshReader("", thread_id or "", modern=False)
+        """How this session's lists are answered from, and kept in, the daemon's fresh listings (SPEC §16)."""
         self.on_elicitation_complete: Callable[[str], None] | None = None
         """Told each URL elicitation the server says is complete (a thread routes it to the connection asked)."""
 
@@ -197,7 +200,8 @@ class SessionSlot:
                     elicitation=self._elicitation,
                 )
                 async with client:
-                    self._state = await handshake(client, self.name, self.config, self._elicitation is not None)
+                    elicits = self._elicitation is not None
+                    self._state = await handshake(client, self.name, self.config, elicits, self._fresh)
                     if not self.modern:
                         await _requests.resubscribe_legacy(client, self._listen.uris, self.name)
                     await self._serve(client, scope)
@@ -222,7 +226,7 @@ class SessionSlot:
     async def _serve(self, client: Client, scope: anyio.CancelScope) -> None:
         """Ready once the 2026 listen stream is acknowledged (or refused): no change is missed after start."""
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._refresher.run, client.session, self._apply_refresh, self.lose)
+            tg.start_soon(self._refresher.run, client.session, self._apply_refresh, self.lose, self._fresh.refreshing())
             if self.modern:
                 tg.start_soon(self._listen.run, client)
                 await self._listen.opened()
