@@ -77,7 +77,7 @@ class McpThreadRuntime(SlotOwner):
         self._archive = archive
         self._closed = False
         self._urls = UrlElicitations(thread_id)
-        self.tasks = BackgroundTasks(thread_id, spawner)
+        self.tasks = BackgroundTasks(thread_id, spawner, archive)
         """Its background calls (SPEC §16)."""
 
     # ------------------------------------------------------------- lifecycle
