@@ -353,6 +353,7 @@ class SessionSlot:
                 relisted=lambda: self._refresher.mark("tools"),
                 as_task=as_task,
                 task_started=task_started,
+                server=self.name,
             )
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:

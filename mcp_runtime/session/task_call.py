@@ -50,7 +50,7 @@ class UpstreamTask:
     def update(self, raw: dict[str, Any]) -> bool:
         """Take a ``Task`` as the server sent it; True when its status message is new."""
         self.status = str(raw.get("status", self.status))
-        interval = raw.get("pollInterval")
+        interval = raw.get("pollInterval", raw.get("pollIntervalMs"))  # the 2025 name, then the 2026 one
         if isinstance(interval, int | float) and not isinstance(interval, bool):
             self.poll_s = min(POLL_MAX_S, max(POLL_MIN_S, interval / 1000))
         message = raw.get("statusMessage")
