@@ -30,12 +30,14 @@ from mcp_runtime.owners.elicitation import Asker, Call
 from mcp_runtime.owners.preview import resource_read_fact
 from mcp_runtime.owners.projection import answer_json, project, tool_call_json, unarchived
 from mcp_runtime.owners.status import CredentialsStamp
+from mcp_runtime.owners.task_resume import across_losses
 from mcp_runtime.owners.tasks import BackgroundTasks
 from mcp_runtime.owners.thread_server import ThreadServer
 from mcp_runtime.owners.url_elicitation import UrlElicitations
 from mcp_runtime.owners.wake import announce_changes
 from mcp_runtime.session.errors import timeout_error
 from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
+from mcp_runtime.session.task_call import UpstreamTask
 from mcp_runtime.storage.archive import ThreadArchive
 from mcp_runtime.tasks import Spawner
 from protocol.config import McpServerConfig
@@ -280,14 +282,21 @@ class McpThreadRuntime(SlotOwner):
             try:
                 with anyio.CancelScope() as scope:
                     call.deadline = CallDeadline(scope, limit_ms / 1000)  # stops while a form is open
-                    result = await slot.call_tool(
-                        tool,
-                        arguments,
-                        timeout_s=limit_ms / 1000 + FORM_BACKSTOP_S,
-                        progress=progress,
-                        meta=meta,
-                        as_task=runs_as_task(spec.tool),
-                        task_started=call.task_started,
+                    timeout_s = limit_ms / 1000 + FORM_BACKSTOP_S
+                    result = await across_losses(
+                        functools.partial(
+                            slot.call_tool,
+                            tool,
+                            arguments,
+                            timeout_s=timeout_s,
+                            progress=progress,
+                            meta=meta,
+                            as_task=runs_as_task(spec.tool),
+                            task_started=call.task_started,
+                        ),
+                        functools.partial(self._resume_task, server, timeout_s=timeout_s, progress=progress),
+                        server=server,
+                        thread_id=self.thread_id,
                     )
                 if scope.cancelled_caught:
                     call.timed_out = True
@@ -327,6 +336,13 @@ class McpThreadRuntime(SlotOwner):
                     log.warning("archive_full", server=server, tool=tool)
                     return tool_call_json(result, unarchived(result))
             return answer
+
+    async def _resume_task(
+        self, server: str, task: UpstreamTask, *, timeout_s: float, progress: ProgressCallback | None
+    ) -> dict[str, Any]:
+        """Reconnect (bounded by the startup timeout) and follow a task the broken connection left running."""
+        slot = await self._ready_slot(server)
+        return await slot.resume_task(task, timeout_s=timeout_s, progress=progress)
 
     # ------------------------------------------------------------ elicitation
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from mcp_runtime import _sdk_compat
-from mcp_runtime.session.task_call import CANCEL_GRACE_S, TERMINAL, UpstreamTask, cancel_task
+from mcp_runtime.session.task_call import UpstreamTask, following
 from protocol.jsonrpc import AppError
 
 if TYPE_CHECKING:
@@ -43,16 +43,20 @@ async def follow_task(
     started: TaskStarted | None = None,
 ) -> dict[str, Any]:
     """Follow a task handle to the call's result (the raw ``CallToolResult`` dict)."""
-    task = UpstreamTask(task_id=first["taskId"], status=str(first.get("status", "working")))
+    task = UpstreamTask(task_id=first["taskId"], status=str(first.get("status", "working")), modern=True)
     if started is not None:
         started(task.task_id)
-    try:
-        return await _follow(client, task, first, server=server, timeout_s=timeout_s, progress=progress)
-    except BaseException:
-        if task.status not in TERMINAL:
-            with anyio.move_on_after(CANCEL_GRACE_S, shield=True):
-                await cancel_task(client, task.task_id)
-        raise
+    followed = _follow(client, task, first, server=server, timeout_s=timeout_s, progress=progress)
+    return await following(client, task, followed)
+
+
+async def resume_task(
+    client: Client, task: UpstreamTask, *, server: str, timeout_s: float, progress: Progress | None
+) -> dict[str, Any]:
+    """Follow a task again from a new connection (the last one broke), from its current state."""
+    latest = await _request(client, "tasks/get", task.task_id, timeout_s)
+    followed = _follow(client, task, latest, server=server, timeout_s=timeout_s, progress=progress)
+    return await following(client, task, followed)
 
 
 async def _follow(
@@ -64,7 +68,7 @@ async def _follow(
     timeout_s: float,
     progress: Progress | None,
 ) -> dict[str, Any]:
-    answered: set[str] = set()
+    answered = task.answered
 
     async def seen(raw: dict[str, Any]) -> None:
         if task.update(raw) and progress is not None:

@@ -14,14 +14,18 @@ from mcp_runtime.session.errors import exit_description, is_resource_not_found, 
 from mcp_runtime.session.ext_task_call import follow_task, is_task_handle
 from mcp_runtime.session.refresh import list_tools
 from mcp_runtime.session.state import dump
+from mcp_runtime.session.task_call import UpstreamTask
 from mcp_runtime.session.upstream_guard import result_detail
 from protocol.jsonrpc import AppError
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 if TYPE_CHECKING:
     from mcp import Client
     from mcp.shared.dispatcher import ProgressFnT
 
 log = structlog.get_logger("mcp_runtime.requests")
+
 
 async def call_tool(
     client: Client,
@@ -100,6 +104,25 @@ async def call_tool(
         first = _sdk_compat.call_result_adapter().validate_python(raw, by_name=False)
         return dump(await _sdk_compat.drive_input_required(client, first, typed_retry))
     # As the model would give it: null members left out, isError always present.
+    result = {key: value for key, value in raw.items() if value is not None}
+    result.setdefault("isError", False)
+    return result
+
+
+async def resume_task(
+    client: Client, task: UpstreamTask, *, server: str, timeout_s: float, progress: Progress | None
+) -> dict[str, Any]:
+    """Follow a task again from a new connection after the last one broke (SPEC §16), in the era it began in; the
+    raw ``CallToolResult`` dict, checked like a first follow's."""
+    import mcp_types as types
+
+    from mcp_runtime.session import ext_task_call, task_call
+
+    if task.modern:
+        raw = await ext_task_call.resume_task(client, task, server=server, timeout_s=timeout_s, progress=progress)
+    else:
+        raw = await task_call.resume_task(client, task, timeout_s=timeout_s, progress=progress)
+    types.CallToolResult.model_validate(raw, by_name=False)
     result = {key: value for key, value in raw.items() if value is not None}
     result.setdefault("isError", False)
     return result

@@ -28,6 +28,7 @@ from mcp_runtime.session.listen import ListenStream
 from mcp_runtime.session.refresh import CallGate, CatalogRefresher
 from mcp_runtime.session.state import ConnectionState, dump, ended_state, lost_state
 from mcp_runtime.session.stdio import StdioTransport
+from mcp_runtime.session.task_call import TaskConnectionLost, UpstreamTask
 from mcp_runtime.session.transport import StderrTail, secret_values
 from mcp_runtime.session.upstream_guard import SkippedLine, note_skipped
 from mcp_runtime.tasks import Spawner, TaskHandle
@@ -314,6 +315,9 @@ class SessionSlot:
         with that cause. What no rule maps (a bug) goes on as it is."""
         try:
             yield
+        except TaskConnectionLost:  # the task runs on: the session ends, and the task is followed from the next one
+            self.lose(AppError("connectionLost", "the connection broke while a task ran", server=self.name))
+            raise
         except Exception as exc:
             limit = timeout_ms if timeout_ms is not None else self.config.tool_timeout_ms
             mapped = _requests.map_error(exc, self.name, self._transport, timeout_ms=limit, **subject)
@@ -355,6 +359,14 @@ class SessionSlot:
                 task_started=task_started,
                 server=self.name,
             )
+
+    async def resume_task(
+        self, task: UpstreamTask, *, timeout_s: float, progress: ProgressCallback | None = None
+    ) -> dict[str, Any]:
+        """Follow a task a broken connection left running, on this (new) session; its result like ``call_tool``'s."""
+        client = self._require()
+        with self._gate, self._typed_failures(method="tasks/get", timeout_ms=timeout_s * 1000):
+            return await _requests.resume_task(client, task, server=self.name, timeout_s=timeout_s, progress=progress)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
         client = self._require()
