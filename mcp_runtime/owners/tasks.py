@@ -138,12 +138,14 @@ class BackgroundTasks:
         ttl_ms: int | None = None,
         **call: Any,
     ) -> TaskInfo:
-        """Start a thread's ``call_tool`` as a task: its progress becomes the task's status message, and a form
-        open in front of the user makes it ``input_required``."""
+        """Start a thread's ``call_tool`` as a task: its progress becomes the task's status message, a form open in
+        front of the user makes it ``input_required``, and a tool the server may run as a task runs as one."""
 
         async def run(task: BackgroundTask) -> bytes:
             asking = _TaskForms(channel, task)
-            return await call_tool(server, tool, arguments, progress=task.progress, channel=asking, **call)
+            return await call_tool(
+                server, tool, arguments, progress=task.progress, channel=asking, background=True, **call
+            )
 
         return self.start(server, tool, run, notify=channel.notify, ttl_ms=ttl_ms)
 

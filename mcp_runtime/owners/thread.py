@@ -260,9 +260,11 @@ class McpThreadRuntime(SlotOwner):
         progress: ProgressCallback | None = None,
         channel: Asker | None = None,
         origin: Visibility = "model",
+        background: bool = False,
     ) -> bytes:
         """Execute one tool call: its ``ToolCallResult`` JSON (``isError`` results included), projected and with
-        its blobs and long text archived, serialized once here (its size is checked on the answer itself)."""
+        its blobs and long text archived, serialized once here (its size is checked on the answer itself). A
+        ``background`` call (SPEC §16) runs a tool that may be a task as one."""
         async with self._use(server):
             entry = self._server(server)
             slot = await self._ready_slot(server)
@@ -291,7 +293,7 @@ class McpThreadRuntime(SlotOwner):
                             timeout_s=timeout_s,
                             progress=progress,
                             meta=meta,
-                            as_task=runs_as_task(spec.tool),
+                            as_task=runs_as_task(spec.tool, background=background),
                             task_started=call.task_started,
                         ),
                         functools.partial(self._resume_task, server, timeout_s=timeout_s, progress=progress),

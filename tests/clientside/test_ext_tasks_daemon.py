@@ -67,3 +67,19 @@ def test_a_background_call_follows_the_servers_task(daemon: Daemon) -> None:
     )
     result = daemon.request("mcpServer/task/result", {"threadId": thread_id, "taskId": task["taskId"]})
     assert result["content"][0]["text"] == "report on ebb (as a task)"
+
+
+def test_an_optional_task_tool_runs_as_a_task_when_the_host_asks_for_a_background_call(daemon: Daemon) -> None:
+    thread_id = start_thread(daemon, mcpServers={"xt": ext_config("2025-11-25")})
+    arguments = {"topic": "tides", "steps": 2}
+    assert call(daemon, thread_id, "xt", "report", arguments)["content"][0]["text"] == "report on tides (inline)"
+    params = {"threadId": thread_id, "server": "xt", "tool": "report", "arguments": arguments, "background": True}
+    task = daemon.request("mcpServer/tool/call", params, timeout=START_TIMEOUT)["task"]
+    daemon.wait_notification(
+        "mcpServer/task/updated",
+        lambda p: p["task"]["taskId"] == task["taskId"] and p["task"].get("statusMessage") == "stage 2 of 2",
+        timeout=START_TIMEOUT,
+    )
+    result = daemon.request("mcpServer/task/result", {"threadId": thread_id, "taskId": task["taskId"]})
+    assert result["content"][0]["text"] == "report on tides (as a task)"
+    assert call(daemon, thread_id, "xt", "created", {})["content"][0]["text"] == "1"
