@@ -10,7 +10,8 @@ from typing import Any
 
 import structlog
 
-from mcp_runtime.session.task_call import TaskConnectionLost, UpstreamTask
+from mcp_runtime.session.slot import ProgressCallback, SessionSlot
+from mcp_runtime.session.task_call import TaskConnectionLost
 from protocol.jsonrpc import AppError
 
 log = structlog.get_logger("mcp_runtime.thread")
@@ -20,20 +21,24 @@ MAX_RESUMES = 5
 
 async def across_losses(
     call: Callable[[], Awaitable[dict[str, Any]]],
-    resume: Callable[[UpstreamTask], Awaitable[dict[str, Any]]],
+    reconnected: Callable[[], Awaitable[SessionSlot]],
     *,
+    timeout_s: float,
+    progress: ProgressCallback | None,
     server: str,
     thread_id: str,
 ) -> dict[str, Any]:
-    """``call``'s result; if its connection breaks while its task runs, ``resume`` (reconnect, follow the task)."""
+    """``call``'s result; if its connection breaks while its task runs, the server's slot ``reconnected`` (bounded
+    by its startup timeout) follows the same task again."""
     try:
         return await call()
     except TaskConnectionLost as lost:
         task = lost.task
     for attempt in range(1, MAX_RESUMES + 1):
-        log.info("task_followed_again", server=server, thread_id=thread_id, attempt=attempt)
         try:
-            return await resume(task)
+            slot = await reconnected()
+            log.info("task_followed_again", server=server, thread_id=thread_id, attempt=attempt)
+            return await slot.resume_task(task, timeout_s=timeout_s, progress=progress)
         except TaskConnectionLost as lost:
             task = lost.task
     message = f"the connection to {server} broke {MAX_RESUMES + 1} times while its task ran"

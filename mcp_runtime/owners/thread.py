@@ -37,7 +37,6 @@ from mcp_runtime.owners.url_elicitation import UrlElicitations
 from mcp_runtime.owners.wake import announce_changes
 from mcp_runtime.session.errors import timeout_error
 from mcp_runtime.session.slot import ElicitationHandler, ProgressCallback, SessionSlot
-from mcp_runtime.session.task_call import UpstreamTask
 from mcp_runtime.storage.archive import ThreadArchive
 from mcp_runtime.tasks import Spawner
 from protocol.config import McpServerConfig
@@ -296,7 +295,9 @@ class McpThreadRuntime(SlotOwner):
                             as_task=runs_as_task(spec.tool, background=background),
                             task_started=call.task_started,
                         ),
-                        functools.partial(self._resume_task, server, timeout_s=timeout_s, progress=progress),
+                        functools.partial(self._ready_slot, server),
+                        timeout_s=timeout_s,
+                        progress=progress,
                         server=server,
                         thread_id=self.thread_id,
                     )
@@ -338,13 +339,6 @@ class McpThreadRuntime(SlotOwner):
                     log.warning("archive_full", server=server, tool=tool)
                     return tool_call_json(result, unarchived(result))
             return answer
-
-    async def _resume_task(
-        self, server: str, task: UpstreamTask, *, timeout_s: float, progress: ProgressCallback | None
-    ) -> dict[str, Any]:
-        """Reconnect (bounded by the startup timeout) and follow a task the broken connection left running."""
-        slot = await self._ready_slot(server)
-        return await slot.resume_task(task, timeout_s=timeout_s, progress=progress)
 
     # ------------------------------------------------------------ elicitation
 

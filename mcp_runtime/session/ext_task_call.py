@@ -100,7 +100,8 @@ async def _follow(
                 raise AppError("invalidOutput", "the task completed without a result", server=server)
             return result
         if task.status == "failed":
-            error = latest.get("error") if isinstance(latest.get("error"), dict) else {}
+            reported = latest.get("error")
+            error: dict[str, Any] = reported if isinstance(reported, dict) else {}
             message = str(error.get("message", "the task failed"))[:1000]
             raise AppError("upstreamError", message, server=server, mcpCode=error.get("code"), mcpMessage=message)
         if task.status == "cancelled":
