@@ -83,3 +83,11 @@ def test_an_optional_task_tool_runs_as_a_task_when_the_host_asks_for_a_backgroun
     result = daemon.request("mcpServer/task/result", {"threadId": thread_id, "taskId": task["taskId"]})
     assert result["content"][0]["text"] == "report on tides (as a task)"
     assert call(daemon, thread_id, "xt", "created", {})["content"][0]["text"] == "1"
+
+
+def test_a_task_that_fails_fails_the_call_with_the_servers_error(daemon: Daemon) -> None:
+    thread_id = start_thread(daemon, mcpServers={"xt": ext_config()})
+    call_id = start_call(daemon, thread_id, "xt", "broken", {})
+    error = daemon.wait_response(call_id, timeout=START_TIMEOUT)["error"]
+    assert error["data"]["reason"] == "upstreamError"
+    assert error["data"]["mcpMessage"] == "the report could not be written"
