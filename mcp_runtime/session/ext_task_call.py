@@ -80,9 +80,9 @@ async def _follow(
         from pydantic import TypeAdapter
 
         if responses:
-            answered.update(responses)
             raw_responses = _dump(TypeAdapter(dict[str, Any]), responses)
             await _request(client, "tasks/update", task.task_id, timeout_s, inputResponses=raw_responses)
+            answered.update(responses)  # only once delivered: a request whose answer was lost is asked again
         while True:
             raw = await _request(client, "tasks/get", task.task_id, timeout_s)
             await seen(raw)
