@@ -1,8 +1,8 @@
 """Status that says what happened with an HTTP server (issue 46), against npm server-everything over Streamable
-HTTP: a refused connection is named; a handshake refused with any HTTP status is named with that status and what the
-server said (a stdlib server in maintenance); a pinned protocol version the server refuses is named with the HTTP status it
-answered; a management connection to a server that died is noticed (its heartbeat), said in its row and in
-``mcpServer/startupStatus/updated``, and restarted with backoff once the server is back."""
+HTTP: a refused connection is named; a handshake refused with any HTTP status is named with that status and what
+the server said (a stdlib server in maintenance); a pinned protocol version the server refuses is named with the
+HTTP status it answered; a management connection to a server that died is noticed (its heartbeat), said in its row
+and in ``mcpServer/startupStatus/updated``, and restarted with backoff once the server is back."""
 
 from __future__ import annotations
 
