@@ -29,6 +29,7 @@ from mcp_runtime.owners.deadline import FORM_BACKSTOP_S, CallDeadline, runs_as_t
 from mcp_runtime.owners.elicitation import Asker, Call
 from mcp_runtime.owners.preview import resource_read_fact
 from mcp_runtime.owners.projection import answer_json, project, tool_call_json, unarchived
+from mcp_runtime.owners.session_expiry import resent_on_new_session
 from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.owners.task_resume import across_losses
 from mcp_runtime.owners.tasks import BackgroundTasks
@@ -284,18 +285,20 @@ class McpThreadRuntime(SlotOwner):
                 with anyio.CancelScope() as scope:
                     call.deadline = CallDeadline(scope, limit_ms / 1000)  # stops while a form is open
                     timeout_s = limit_ms / 1000 + FORM_BACKSTOP_S
+                    send = functools.partial(
+                        SessionSlot.call_tool,
+                        name=tool,
+                        arguments=arguments,
+                        timeout_s=timeout_s,
+                        progress=progress,
+                        meta=meta,
+                        as_task=runs_as_task(spec.tool, background=background),
+                        task_started=call.task_started,
+                    )
+                    reconnected = functools.partial(self._ready_slot, server)
                     result = await across_losses(
-                        functools.partial(
-                            slot.call_tool,
-                            tool,
-                            arguments,
-                            timeout_s=timeout_s,
-                            progress=progress,
-                            meta=meta,
-                            as_task=runs_as_task(spec.tool, background=background),
-                            task_started=call.task_started,
-                        ),
-                        functools.partial(self._ready_slot, server),
+                        functools.partial(resent_on_new_session, send, slot, reconnected),
+                        reconnected,
                         timeout_s=timeout_s,
                         progress=progress,
                         server=server,
