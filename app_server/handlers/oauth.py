@@ -61,7 +61,7 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
         allowed_origins=config.oauth.allowed_origins,
         client=client,
         callback_port=config.oauth.callback_port,
-        client_metadata_url=client_metadata_url(config.oauth),
+        client_metadata_url=client_metadata_url(config.oauth, daemon.settings.policy),
         dpop=config.oauth.dpop,
         timeout_s=float(params.timeout_secs or DEFAULT_TIMEOUT_S),
         http_timeout_s=config.startup_timeout_ms / 1000,
