@@ -28,6 +28,7 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
         )
     kept = await revealed(params.name, config, "oauth.")  # a client secret the keychain keeps
     assert isinstance(kept, HttpServerConfig) and kept.oauth is not None
+    logins = await daemon.logins()  # it has the SDK imported (off the loop) before a login reads its client
     client = login_client(kept.oauth, daemon.env)
     scopes = (
         params.scopes
@@ -36,7 +37,6 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
     )
     if params.thread_id is not None:
         owner(ctx, params.thread_id)  # a thread that must exist, and the asking connection follows it
-    logins = await daemon.logins()
     announced = anyio.Event()
     login_id: list[str] = []
 
