@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import structlog
@@ -46,6 +46,9 @@ from protocol.status import ServerStatus
 from protocol.thread import ResourceReadFact
 from protocol.tool import Visibility
 
+if TYPE_CHECKING:
+    from mcp_runtime.settings import RuntimeSettings
+
 __all__ = ["McpThreadRuntime"]
 
 log = structlog.get_logger("mcp_runtime.thread")
@@ -63,12 +66,13 @@ class McpThreadRuntime(SlotOwner):
         env: Mapping[str, str],
         data_dir: Path,
         spawner: Spawner,
+        settings: RuntimeSettings,
         archive: ThreadArchive,
         allowed_tools: Sequence[str] | None = None,
         disabled_tools: Sequence[str] | None = None,
         record_fact: Callable[[ResourceReadFact], None] | None = None,
     ) -> None:
-        super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner)
+        super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner, settings=settings)
         self.thread_id: str = thread_id
         self._servers = {name: ThreadServer(config) for name, config in servers.items()}
         self._filters = (
