@@ -55,7 +55,11 @@ log = structlog.get_logger("mcp_runtime.thread")
 
 
 class McpThreadRuntime(SlotOwner):
-    """The session slots of one canonical thread."""
+    """The session slots of one canonical thread.
+
+    Large because a thread's call is one path from the model's request to its answer: the ready slot (woken,
+    reconnected), the call's deadline, tasks and background calls, a resend on a server's new session, and forms
+    routed back to the calling connection; split, each part would pass the call's state to the next."""
 
     def __init__(
         self,
