@@ -154,3 +154,25 @@ def test_hand_made_archives_meet_the_guards(tmp_path: Path, data_dir: Path) -> N
         assert _refused(d, tmp_path / "dots-name.mcpb").reason == "invalidBundle"  # never bundles/../<version>
         assert not (data_dir / "bundles" / "fixture-bundle" / "1.0.0").exists()
         assert not (tmp_path / "escape.txt").exists()
+
+
+def test_a_bundle_that_would_put_a_sensitive_setting_in_argv_does_not_run_here(
+    tmp_path: Path, data_dir: Path, daemon: Daemon
+) -> None:
+    """SPEC §14: a secret never goes in a child's argv (every user of the machine reads it), and a bundle has no
+    other way to pass an argument: inspect says so before consent, install refuses and unpacks nothing."""
+    document = manifest()
+    document["server"]["mcp_config"]["args"] = ["${__dirname}/server/fixture_server.py", "--key=${user_config.token}"]
+    override = manifest()
+    override["server"]["mcp_config"]["platform_overrides"] = {sys.platform: {"args": ["${user_config.token}"]}}
+    for index, bad in enumerate((document, override)):
+        path = pack(tmp_path, bad, f"argv-{index}.mcpb")
+        seen = daemon.request("mcpServer/bundle/inspect", {"path": str(path)})
+        assert seen["compatibility"]["ok"] is False and "'token'" in seen["compatibility"]["reason"]
+        with pytest.raises(DaemonError) as refused:
+            install(daemon, path, token="argv-secret-77")
+        assert (refused.value.reason, refused.value.data["field"]) == ("unsupported", "compatibility")
+        assert "argv-secret-77" not in json.dumps(refused.value.data)
+    assert daemon.request("mcpServer/list", {})["data"] == []
+    assert not (data_dir / "bundles" / "fixture-bundle").exists()
+    assert "argv-secret-77" not in daemon.stderr()

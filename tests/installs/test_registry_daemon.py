@@ -165,3 +165,35 @@ def test_a_registry_url_that_is_not_https_or_loopback_is_a_usage_error(data_dir:
         input=b"", capture_output=True, timeout=30, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 2 and b"--registry-url" in done.stderr
+
+
+def test_an_option_that_would_put_a_secret_in_argv_or_a_url_is_not_runnable_and_never_installed(
+    data_dir: Path, registry_url: str
+) -> None:
+    """SPEC §14: a secret is never in a child's argv (every user reads it) nor in a config's URL (shown in every
+    response); ``server.json`` gives such an argument no other way to the server, so the option is refused."""
+    secret = "sk-argv-secret-4242"
+    name = "io.github.example/secret-arguments"
+    with running_daemon(data_dir, args=("--registry-url", registry_url)) as d:
+        d.initialize()
+        options = {o["option"]: o for o in d.request("mcpServer/registry/get", {"name": name})["installOptions"]}
+        exposed = {"package:0": "--api-key", "package:1": "token", "package:2": "SHARED_KEY", "remote:0": "tenant_key"}
+        for option, key in exposed.items():
+            assert options[option]["runnable"] is False and repr(key) in options[option]["reason"], options[option]
+        assert options["package:3"]["runnable"] is True  # a secret in the environment only is fine
+        inputs = {"--api-key": secret, "token": secret, "SHARED_KEY": secret, "tenant_key": secret}
+        for option in exposed:
+            source = {"registry": {"name": name, "option": option}}
+            with pytest.raises(DaemonError) as refused:
+                d.request("mcpServer/install", {"name": "leaky", "source": source, "inputs": inputs})
+            assert (refused.value.reason, refused.value.data["field"]) == (
+                "unsupported", "remotes" if option.startswith("remote") else "packages",
+            )  # fmt: skip
+            assert secret not in json.dumps(refused.value.data)
+        source = {"registry": {"name": name, "option": "package:3"}}
+        inputs = {"ENV_KEY": secret, "workspace": "w1"}
+        row = d.request("mcpServer/install", {"name": "envkey", "source": source, "inputs": inputs, "enabled": False})
+        config = row["server"]["config"]
+        assert config["args"] == ["-y", "@example/env-key@1.0.0", "w1"] and config["env"] == {"ENV_KEY": "***"}
+        assert [s["name"] for s in d.request("mcpServer/list", {})["data"]] == ["envkey"]
+        assert secret not in d.stderr()
