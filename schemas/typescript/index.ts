@@ -1139,7 +1139,7 @@ export interface OAuthLoginResult {
  *
  * Secrets come from the environment (`clientSecretEnvVar`, `privateKeyEnvVar`), from files the host keeps
  * (`idp.idTokenFile`, `assertionFile`), or as values (`clientSecret`, `privateKey`, `idp.clientSecret`)
- * kept in the OS keychain (SPEC §14; `inlineSecret` with the file store). `resource` is `unsupported`.
+ * kept in the OS keychain (`inlineSecret` with the file store). `resource` is `unsupported`.
  */
 export interface OAuthSettings {
   /** Scopes to ask for at login. */
