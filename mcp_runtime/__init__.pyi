@@ -44,6 +44,7 @@ from .secrets.choice import SecretStoreDecision as SecretStoreDecision
 from .secrets.choice import decide_secret_store as decide_secret_store
 from .secrets.configs import revealed as revealed
 from .secrets.move_in import move_secrets_in as move_secrets_in
+from .secrets.removal import check_removable as check_removable
 from .secrets.store import secret_store_info as secret_store_info
 from .secrets.store import use_secret_store as use_secret_store
 from .session.early import children_started as children_started

@@ -56,6 +56,14 @@ class SecretServiceSession:
                 if label_part in item.get_label()
             ]
 
+    def labels(self, label_part: str) -> list[str]:
+        """The labels of the items whose label contains ``label_part``: readable while the keychain is locked."""
+        import secretstorage
+
+        with self.connection() as connection:
+            collection = secretstorage.get_default_collection(connection)
+            return [item.get_label() for item in collection.get_all_items() if label_part in item.get_label()]
+
     def delete_items(self, label_part: str) -> int:
         """Remove items behind the daemon's back, as a person in Seahorse would."""
         import secretstorage
