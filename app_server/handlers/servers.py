@@ -95,7 +95,7 @@ async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResul
         if config.type != stored.type:
             policy().check_transport(config, params.name)
         policy().check_sources(config, params.name)
-        admin_policy().check(params.name, config, source)
+        admin_policy().check_edit(params.name, stored, config, source)
         before[:] = [stored]
         return config
 
