@@ -42,6 +42,7 @@ from .platform.watcher import kill_live_groups as kill_live_groups
 from .platform.watcher import watch_children as watch_children
 from .secrets.choice import SecretStoreDecision as SecretStoreDecision
 from .secrets.choice import decide_secret_store as decide_secret_store
+from .secrets.configs import for_thread_record as for_thread_record
 from .secrets.configs import revealed as revealed
 from .secrets.move_in import move_secrets_in as move_secrets_in
 from .secrets.removal import check_removable as check_removable
