@@ -146,6 +146,16 @@ def test_offline_the_cache_answers_stale_and_nothing_cached_is_registry_unavaila
         cache = data_dir / "registry-cache"
         assert all((p.stat().st_mode & 0o777) == 0o600 for p in cache.iterdir())
 
+        source = {"registry": {"name": EVERYTHING, "option": "package:0"}}  # installs from the cached entry
+        row = d.request("mcpServer/install", {"name": "every", "source": source, "enabled": False})["server"]
+        assert row["source"] == f"registry:{EVERYTHING}@{PINNED}" and row["installedFrom"]["updateAvailable"] is False
+        for spoilt in cache.iterdir():  # a cache file that is not what the daemon wrote: typed, never a crash
+            spoilt.write_text("[1, 2]")
+        with pytest.raises(DaemonError) as unreadable:
+            d.request("mcpServer/registry/search", {})
+        assert unreadable.value.reason == "registryUnavailable"
+        assert [s["name"] for s in d.request("mcpServer/list", {})["data"]] == ["every"]
+
 
 def test_a_redirect_is_never_followed(data_dir: Path, registry_url: str) -> None:
     with running_daemon(data_dir, args=("--registry-url", registry_url)) as d:
