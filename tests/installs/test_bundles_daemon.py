@@ -123,6 +123,21 @@ def _zip(path: Path, entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path
     return path
 
 
+def _claiming(path: Path, entry: str, size: int) -> Path:
+    """The archive with ``entry``'s central directory record claiming ``size`` unpacked bytes (what a zip bomb's
+    header says is all the guard has before a byte is written)."""
+    data = bytearray(path.read_bytes())
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:
+        name_length = int.from_bytes(data[at + 28 : at + 30], "little")
+        if data[at + 46 : at + 46 + name_length] == entry.encode():
+            data[at + 24 : at + 28] = size.to_bytes(4, "little")
+            path.write_bytes(bytes(data))
+            return path
+        at = data.find(b"PK\x01\x02", at + 4)
+    raise AssertionError(f"no central directory record for {entry}")
+
+
 def _refused(d: Daemon, path: Path) -> DaemonError:
     with pytest.raises(DaemonError) as refused:
         d.request("mcpServer/bundle/inspect", {"path": str(path)})
@@ -145,6 +160,10 @@ def test_hand_made_archives_meet_the_guards(tmp_path: Path, data_dir: Path) -> N
         assert _refused(d, _zip(tmp_path / "fifo.mcpb", [(fifo, b"")])).reason == "unsafeBundle"
         bomb = _refused(d, _zip(tmp_path / "bomb.mcpb", [("zeros.bin", bytes(32 << 20))]))
         assert bomb.reason == "bundleTooLarge" and bomb.data["measure"] == "ratio" and bomb.code == -32013
+        many = _refused(d, _zip(tmp_path / "many.mcpb", [(f"f/{i}", b"") for i in range(20_000)]))
+        assert (many.reason, many.data["measure"], many.data["limit"]) == ("bundleTooLarge", "files", 20_000)
+        huge = _refused(d, _claiming(_zip(tmp_path / "huge.mcpb", [("big.bin", b"x" * 64)]), "big.bin", 600 << 20))
+        assert (huge.reason, huge.data["measure"]) == ("bundleTooLarge", "bytes")
         with zipfile.ZipFile(tmp_path / "bad.mcpb", "w") as archive:
             archive.writestr("manifest.json", json.dumps({"manifest_version": "0.3", "name": "x", "version": "1"}))
         bad = _refused(d, tmp_path / "bad.mcpb")
