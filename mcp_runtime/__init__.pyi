@@ -19,6 +19,7 @@ from .importers import plan_import as plan_import
 from .importers import sync_app as sync_app
 from .installs.bundles import remove_other_versions as remove_other_versions
 from .installs.origin import Origins as Origins
+from .installs.origin import check_bundle_free as check_bundle_free
 from .installs.origin import remove_bundle as remove_bundle
 from .installs.service import Installs as Installs
 from .installs.service import installed_entries as installed_entries

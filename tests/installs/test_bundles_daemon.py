@@ -195,3 +195,32 @@ def test_a_bundle_that_would_put_a_sensitive_setting_in_argv_does_not_run_here(
     assert daemon.request("mcpServer/list", {})["data"] == []
     assert not (data_dir / "bundles" / "fixture-bundle").exists()
     assert "argv-secret-77" not in daemon.stderr()
+
+
+def test_a_refused_bundle_install_unpacks_nothing_and_one_bundle_belongs_to_one_server(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """Every check comes before a byte is unpacked (a policy refusal, a name taken), and a bundle installed as one
+    server cannot be installed as a second one: an upgrade or a delete of either would take the other's files."""
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"deniedServers": [{"command": [sys.executable]}]}))
+    folder = data_dir / "bundles" / "fixture-bundle"
+    bundle = pack(tmp_path, manifest())
+    with running_daemon(data_dir, args=("--policy", str(policy))) as d:
+        d.initialize()
+        with pytest.raises(DaemonError) as refused:
+            install(d, bundle, token="t1")
+        assert refused.value.reason == "policyDenied" and not folder.exists()
+    with running_daemon(data_dir) as d:
+        d.initialize()
+        d.request("mcpServer/create", {"name": "taken", "config": {"command": "node", "enabled": False}})
+        with pytest.raises(DaemonError) as taken:
+            install(d, bundle, name="taken", token="t1")
+        assert (taken.value.reason, taken.value.data["name"]) == ("serverExists", "taken") and not folder.exists()
+        install(d, bundle, name="first", token="t1")
+        with pytest.raises(DaemonError) as second:
+            install(d, pack(tmp_path, manifest("2.0.0"), "v2.mcpb"), name="second", token="t2")
+        assert (second.value.reason, second.value.data["name"]) == ("serverExists", "first")
+        assert (folder / "1.0.0" / "manifest.json").is_file() and not (folder / "2.0.0").exists()
+        started = d.request("mcpServer/start", {"name": "first"}, timeout=60)
+        assert started["status"]["runtimeStatus"] == "connected"
