@@ -191,7 +191,7 @@ def _sensitive_in_argv(manifest: dict[str, Any]) -> str | None:
         for text in [config.get("command") or "", *(config.get("args") or [])]:
             for name in re.findall(r"\$\{user_config\.([^}]+)\}", str(text)):
                 if name in sensitive:
-                    return name
+                    return str(name)
     return None
 
 

@@ -35,7 +35,7 @@ def _exposed_by(key: str, spec: Mapping[str, Any], secret: set[str]) -> str | No
     variables = spec.get("variables") or {}
     for name in _PLACEHOLDER.findall(spec["value"]):
         if name in variables and (name in secret or variables[name].get("isSecret")):
-            return name
+            return str(name)
     return None
 
 
@@ -57,7 +57,7 @@ def remote_exposure(remote: Mapping[str, Any]) -> str | None:
     secret = _secret_keys((header["name"], header) for header in remote.get("headers", []))
     for name in _PLACEHOLDER.findall(remote.get("url", "")):
         if name in secret or (variables.get(name) or {}).get("isSecret"):
-            return name
+            return str(name)
     return None
 
 
