@@ -129,7 +129,9 @@ class Daemon:
         """The canonical thread registry (threads load from the data dir when first referenced)."""
         if self._threads is None:
             from app_server.threads.registry import ThreadRegistry
+            from mcp_runtime import stored_secrets, use_app_secrets
 
+            use_app_secrets(stored_secrets(self.data_dir))  # a thread record's "***": the app's values now
             self._threads = ThreadRegistry(
                 self.data_dir,
                 configs=self._configs,

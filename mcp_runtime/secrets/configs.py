@@ -99,7 +99,9 @@ def reveal(store: SecretStore, name: str, config: McpServerConfig, prefix: str =
     app's config of ``name`` records now, at the same destination only. Blocks."""
     recorded = _references(config, prefix)
     if REDACTED in recorded.values():
-        current = _app_secrets(name, config)
+        from mcp_runtime.secrets.store import app_secrets
+
+        current = app_secrets(name, config)
         recorded = {f: current.get(f, value) if value == REDACTED else value for f, value in recorded.items()}
         for field, value in recorded.items():
             if value == REDACTED:
@@ -110,17 +112,6 @@ def reveal(store: SecretStore, name: str, config: McpServerConfig, prefix: str =
                     server=name,
                 )
     return with_values(config, {field: store.reveal(name, field, value) for field, value in recorded.items()})
-
-
-def _app_secrets(name: str, config: McpServerConfig) -> dict[str, str]:
-    """Field → recorded value of the app's config of ``name``, when it has the same destination as ``config``."""
-    from mcp_runtime.config.edits import destination
-    from mcp_runtime.secrets.store import stored_config
-
-    stored = stored_config(name)
-    if stored is None or stored.type != config.type or destination(stored) != destination(config):
-        return {}
-    return secret_fields(stored)
 
 
 def _references(config: McpServerConfig, prefix: str) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from mcp_runtime.secrets.base import FileSecretStore, SecretStore
@@ -9,7 +10,6 @@ from mcp_runtime.secrets.choice import SecretStoreDecision
 from protocol.config import McpServerConfig
 
 _store: SecretStore = FileSecretStore()
-_data_dir: Path | None = None
 
 
 def secret_store() -> SecretStore:
@@ -25,8 +25,7 @@ def secret_store_info() -> dict[str, str]:
 def use_secret_store(decision: SecretStoreDecision, data_dir: Path) -> None:
     """Start-up: the store ``--secret-store`` decided on (the keychain's module loads ``keyring`` only when a
     secret is first kept or read)."""
-    global _store, _data_dir
-    _data_dir = data_dir
+    global _store
     if decision.kind == "keychain":
         from mcp_runtime.secrets.keychain import KeychainSecretStore
 
@@ -35,16 +34,18 @@ def use_secret_store(decision: SecretStoreDecision, data_dir: Path) -> None:
         _store = FileSecretStore()
 
 
-def stored_config(name: str) -> McpServerConfig | None:
-    """The app's stored config of ``name`` now (a thread's record names its secrets by ``***``: the app's current
-    ones are what its servers get), or None; blocks (one small file)."""
-    if _data_dir is None:
-        return None
-    from mcp_runtime.storage.store import ConfigStore
-    from protocol.jsonrpc import AppError
 
-    try:
-        server = ConfigStore(_data_dir).get(name)
-    except AppError:
-        return None
-    return server.config if server is not None else None
+AppSecrets = Callable[[str, McpServerConfig], dict[str, str]]
+"""Field → recorded value of the app's config of a server, when it has the destination of the config given."""
+_app_secrets: AppSecrets | None = None
+
+
+def use_app_secrets(lookup: AppSecrets) -> None:
+    """Set by the daemon with its threads: what a thread record's ``***`` stands for (the app's current values)."""
+    global _app_secrets
+    _app_secrets = lookup
+
+
+def app_secrets(name: str, config: McpServerConfig) -> dict[str, str]:
+    """:data:`AppSecrets` of this run (nothing before the daemon sets it); blocks."""
+    return _app_secrets(name, config) if _app_secrets is not None else {}
