@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mcp_runtime.installs.exposure import exposure_reason, package_exposure, remote_exposure
+from mcp_runtime.installs.exposure import exposure_reason, file_store_header, package_exposure, remote_exposure
 from protocol.jsonrpc import AppError
 
 RUNTIMES = {"npm": "npx", "pypi": "uvx", "oci": "docker", "nuget": "dnx"}
@@ -113,8 +113,16 @@ def install_options(
             option["reason"] = "SSE-only remotes are not supported"
         elif (exposed := remote_exposure(remote)) is not None:
             option |= {"runnable": False, "reason": exposure_reason(exposed, "url")}
+        elif (header := file_store_header(remote, _keychain())) is not None:
+            option |= {"runnable": False, "reason": exposure_reason(header, "header")}
         options.append(option)
     return options
+
+
+def _keychain() -> bool:
+    from mcp_runtime.secrets.store import secret_store
+
+    return secret_store().kind == "keychain"
 
 
 def resolve_inputs(declared: list[dict[str, Any]], given: Mapping[str, Any]) -> dict[str, str]:

@@ -63,6 +63,18 @@ def remote_exposure(remote: Mapping[str, Any]) -> str | None:
 
 def exposure_reason(key: str, where: str) -> str:
     """What the option's ``reason`` and the refused install say."""
+    if where == "header":
+        return f"the header {key!r} is kept only in the OS keychain, and this daemon keeps its secrets in files"
     if where == "url":
         return f"the secret input {key!r} would be part of the server's URL, which is not kept as a secret"
     return f"the secret input {key!r} would be in the server's command line, which every user of this machine can read"
+
+
+def file_store_header(remote: Mapping[str, Any], keychain: bool) -> str | None:
+    """A header of the remote that only the OS keychain may keep as a value (a secret-named one, SPEC §5's
+    ``inlineSecret``), when this run keeps its secrets in files."""
+    if keychain:
+        return None
+    from protocol.secrets import is_secret_name
+
+    return next((str(h["name"]) for h in remote.get("headers", []) if is_secret_name(str(h["name"]))), None)

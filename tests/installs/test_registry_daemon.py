@@ -207,3 +207,36 @@ def test_an_option_that_would_put_a_secret_in_argv_or_a_url_is_not_runnable_and_
         assert config["args"] == ["-y", "@example/env-key@1.0.0", "w1"] and config["env"] == {"ENV_KEY": "***"}
         assert [s["name"] for s in d.request("mcpServer/list", {})["data"]] == ["envkey"]
         assert secret not in d.stderr()
+
+
+def test_a_remote_with_a_secret_named_header_installs_only_where_the_keychain_keeps_it(
+    data_dir: Path, registry_url: str, tmp_path: Path
+) -> None:
+    """SPEC §5: a literal secret-named header is kept only in the OS keychain (``inlineSecret`` with the file store),
+    so with the file store the option says it cannot run here; with the keychain it installs and the value is an
+    item there."""
+    from testing.secret_service import secret_service
+
+    name, token = "io.github.user/remote-weather", "Bearer sk-remote-header-777"
+    source = {"registry": {"name": name, "option": "remote:0"}}
+    params = {"name": "weather", "source": source, "inputs": {"Authorization": token}, "enabled": False}
+    with running_daemon(data_dir, args=("--registry-url", registry_url, "--secret-store", "file")) as d:
+        d.initialize()
+        (option,) = d.request("mcpServer/registry/get", {"name": name})["installOptions"]
+        assert option["runnable"] is False and "'Authorization'" in option["reason"]
+        with pytest.raises(DaemonError) as refused:
+            d.request("mcpServer/install", params)
+        assert refused.value.reason == "unsupported" and token not in json.dumps(refused.value.data)
+    keychain_args = ("--registry-url", registry_url, "--secret-store", "keychain")
+    with (
+        secret_service(tmp_path / "keychain") as keychain,
+        running_daemon(data_dir, env=keychain.env(), args=keychain_args) as d,
+    ):
+        d.initialize()
+        (option,) = d.request("mcpServer/registry/get", {"name": name})["installOptions"]
+        assert option["runnable"] is True
+        row = d.request("mcpServer/install", params)["server"]
+        assert row["config"]["url"] == "https://api.example.com/mcp"
+        assert row["config"]["headers"] == {"Authorization": "***"}
+        assert [v for _, v in keychain.items("mcp-app-server: weather headers.Authorization")] == [token]
+        assert token not in (data_dir / "mcps.json").read_text() and token not in d.stderr()
