@@ -47,18 +47,29 @@ watcher alone is what kills them when the daemon dies (as on macOS)."""
 def _child_setup() -> dict[str, Any]:
     """Popen options run in the child between fork and exec: the descriptor limit the daemon was started with
     (``descriptors``), and a signal when the daemon dies (Linux ``PR_SET_PDEATHSIG``), even on SIGKILL: the child
-    watcher's choice of signal (it stops the child for the watcher's sweep, or kills it without a watcher)."""
-    if sys.platform != "linux" or os.environ.get(PARENT_DEATH_SIGNAL_ENV) == "off":
+    watcher's choice of signal (it stops the child for the watcher's sweep, or kills it without a watcher). On Linux
+    the server is also a child subreaper (kept across exec): what it double-forks away stays its descendant, so the
+    stop of that server and the watcher's sweep find it, not only the daemon's exit."""
+    if sys.platform != "linux":
         CHILD_GROUPS.watching()
         return {"preexec_fn": descriptors.restore_for_child}  # the child watcher covers the daemon's death
     import ctypes
 
     prctl = ctypes.CDLL(None, use_errno=True).prctl
+    if os.environ.get(PARENT_DEATH_SIGNAL_ENV) == "off":
+        CHILD_GROUPS.watching()
+
+        def reaping() -> None:
+            descriptors.restore_for_child()
+            prctl(children.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+        return {"preexec_fn": reaping}  # the child watcher covers the daemon's death
     daemon_pid = os.getpid()
     death_signal = parent_death_signal()
 
     def setup() -> None:
         descriptors.restore_for_child()
+        prctl(children.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         prctl(1, death_signal)  # PR_SET_PDEATHSIG
         if os.getppid() != daemon_pid:
             os._exit(1)  # the daemon died before the signal was armed
@@ -286,24 +297,23 @@ class StdioTransport:
         assert process.stdin is not None
         if sys.platform == "win32":
             return  # no stdio servers there: spawning refuses first
-        process.stdin.close()
+        family = children.Family(process.pid)  # while the server lives, what it double-forked is still its child
         try:
+            process.stdin.close()
             with anyio.move_on_after(self.grace_s if self.graceful() else 0):
                 await process.wait()
             # Always signal the group: a server that exited by itself may have left children behind.
-            family = children.Family(process.pid)
-            try:
-                for number in (signal.SIGTERM, signal.SIGCONT):
-                    process.signal_group(number)
-                    family.signal(number)
-                with anyio.move_on_after(TERM_GRACE_S):
-                    while process.group_alive() or family.alive():
-                        await anyio.sleep(children.POLL_S)
-                process.signal_group(signal.SIGKILL)
-                family.signal(signal.SIGKILL)
-                with anyio.move_on_after(TERM_GRACE_S):
-                    await process.wait()
-            finally:
-                family.close()
+            family.scan(process.pid)
+            for number in (signal.SIGTERM, signal.SIGCONT):
+                process.signal_group(number)
+                family.signal(number)
+            with anyio.move_on_after(TERM_GRACE_S):
+                while process.group_alive() or family.alive():
+                    await anyio.sleep(children.POLL_S)
+            process.signal_group(signal.SIGKILL)
+            family.signal(signal.SIGKILL)
+            with anyio.move_on_after(TERM_GRACE_S):
+                await process.wait()
         finally:
+            family.close()
             process.release()
