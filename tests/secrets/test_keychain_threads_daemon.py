@@ -57,9 +57,10 @@ def test_a_running_thread_gets_the_changed_key_at_its_servers_next_start(
 
 
 def test_an_inline_servers_secret_is_kept_in_the_keychain_not_in_the_thread_record(
-    keychain: SecretServiceSession, data_dir: Path
+    keychain: SecretServiceSession, data_dir: Path, tmp_path: Path
 ) -> None:
-    with running_daemon(data_dir, env=keychain.env(), args=KEYCHAIN) as d:
+    trace = tmp_path / "trace.jsonl"
+    with running_daemon(data_dir, env=keychain.env(), args=(*KEYCHAIN, "--trace", str(trace))) as d:
         d.initialize()
         inline = fixture_config("--env-digest-tool", env={"API_KEY": INLINE_KEY})
         thread_id = d.request("thread/start", {"mcpServers": {"mine": inline}})["thread"]["id"]
@@ -70,3 +71,4 @@ def test_an_inline_servers_secret_is_kept_in_the_keychain_not_in_the_thread_reco
         assert digest_in(d, thread_id, "mine") == INLINE_KEY
     record = json.loads(next((data_dir / "threads").glob("thr_*.json")).read_text())
     assert record["mcpServers"]["mine"]["env"]["API_KEY"].startswith("keychain:")
+    assert trace.stat().st_size > 0 and files_holding(tmp_path, (INLINE_KEY,)) == []  # the trace, the logs too
