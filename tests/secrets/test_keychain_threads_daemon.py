@@ -72,3 +72,37 @@ def test_an_inline_servers_secret_is_kept_in_the_keychain_not_in_the_thread_reco
     record = json.loads(next((data_dir / "threads").glob("thr_*.json")).read_text())
     assert record["mcpServers"]["mine"]["env"]["API_KEY"].startswith("keychain:")
     assert trace.stat().st_size > 0 and files_holding(tmp_path, (INLINE_KEY,)) == []  # the trace, the logs too
+
+
+def test_thread_records_written_with_the_file_store_move_into_the_keychain(
+    keychain: SecretServiceSession, data_dir: Path
+) -> None:
+    """An inline server's key in a record written while the secrets lived in files, and an app server's key in a
+    record as earlier versions wrote it: the first start with the keychain moves both, and both threads still work."""
+    import time
+
+    with running_daemon(data_dir, args=("--secret-store", "file")) as d:
+        d.initialize()
+        config = fixture_config("--env-digest-tool", env={"API_KEY": FIRST_KEY})
+        d.request("mcpServer/create", {"name": "fx", "config": config})
+        app_thread = d.request("thread/start", {"servers": ["fx"]})["thread"]["id"]
+        inline = fixture_config("--env-digest-tool", env={"API_KEY": INLINE_KEY})
+        inline_thread = d.request("thread/start", {"mcpServers": {"mine": inline}, "servers": []})["thread"]["id"]
+    app_record = data_dir / "threads" / f"{app_thread}.json"
+    document = json.loads(app_record.read_text())
+    assert document["mcpServers"]["fx"]["env"] == {"API_KEY": "***"}
+    document["mcpServers"]["fx"]["env"] = {"API_KEY": FIRST_KEY}  # what records held before they named it ***
+    app_record.write_text(json.dumps(document))
+    assert len(files_holding(data_dir / "threads", (FIRST_KEY, INLINE_KEY))) == 2
+
+    with running_daemon(data_dir, env=keychain.env()) as d:
+        assert d.initialize()["secretStore"]["kind"] == "keychain"
+        d.request("mcpServer/list", {})
+        deadline = time.monotonic() + TIMEOUT
+        while '"secrets_moved_in"' not in d.stderr() and "secrets_moved_in" not in d.stderr():
+            assert time.monotonic() < deadline, "no secrets_moved_in in the daemon's log"
+            time.sleep(0.05)
+        assert digest_in(d, inline_thread, "mine") == INLINE_KEY
+        assert digest_in(d, app_thread, "fx") == FIRST_KEY
+    assert files_holding(data_dir, (FIRST_KEY, INLINE_KEY)) == []
+    assert json.loads(app_record.read_text())["mcpServers"]["fx"]["env"] == {"API_KEY": "***"}
