@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from mcp_runtime.config.edits import destination, to_wire
 from mcp_runtime.config.rules import parse_server_config
@@ -16,6 +15,8 @@ from mcp_runtime.secrets.base import SecretStore, is_reference
 from mcp_runtime.secrets.configs import REDACTED, forget, secret_fields, with_values
 from mcp_runtime.storage import safe_fs
 from mcp_runtime.storage.store import ConfigStore
+from protocol.config import McpServerConfig
+from protocol.jsonrpc import AppError
 
 THREADS = "threads"
 _RECORD_LIMIT = 4 << 20
@@ -31,29 +32,32 @@ def move_thread_records(store: SecretStore, configs: ConfigStore, data_dir: Path
         rel = f"{THREADS}/{path.name}"
         try:
             document = json.loads(safe_fs.read_file(data_dir, rel, _RECORD_LIMIT) or b"")
-            servers = document["mcpServers"]
-            changed = {name: _moved(store, configs, name, wire) for name, wire in servers.items()}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            servers = {name: parse_server_config(name, wire) for name, wire in document["mcpServers"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, AppError):
             continue
-        changed = {name: wire for name, wire in changed.items() if wire is not None}
-        if not changed:
-            continue
-        document["mcpServers"] = {**servers, **{name: wire for name, (wire, _) in changed.items()}}
+        written: dict[str, dict[str, str]] = {}
+        changed = False
         try:
+            for name, config in servers.items():
+                recorded = _moved(store, configs, name, config, written.setdefault(name, {}))
+                if recorded is not None:
+                    document["mcpServers"][name] = to_wire(recorded)
+                    changed = True
+            if not changed:
+                continue
             safe_fs.write_file(data_dir, rel, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
         except BaseException:
-            for name, (_, written) in changed.items():
-                forget(store, name, written)  # the record does not name them
+            for name, items in written.items():
+                forget(store, name, items)  # the record does not name them
             raise
         moved += 1
     return moved
 
 
 def _moved(
-    store: SecretStore, configs: ConfigStore, name: str, wire: Any
-) -> tuple[dict[str, Any], dict[str, str]] | None:
-    """The server's wire config with its values moved, and the items written; None when it holds no value."""
-    config = parse_server_config(name, wire)
+    store: SecretStore, configs: ConfigStore, name: str, config: McpServerConfig, written: dict[str, str]
+) -> McpServerConfig | None:
+    """The config with its values moved (the items written added to ``written``); None when it holds no value."""
     values = {f: v for f, v in secret_fields(config).items() if not is_reference(v) and v != REDACTED}
     if not values:
         return None
@@ -61,14 +65,9 @@ def _moved(
     same = app is not None and app.config.type == config.type and destination(app.config) == destination(config)
     kept = secret_fields(app.config) if same and app is not None else {}
     recorded: dict[str, str] = {}
-    written: dict[str, str] = {}
-    try:
-        for field, value in values.items():
-            if field in kept:
-                recorded[field] = REDACTED
-            else:
-                recorded[field] = written[field] = store.keep(name, field, value)
-    except BaseException:
-        forget(store, name, written)
-        raise
-    return to_wire(with_values(config, recorded)), written
+    for field, value in values.items():
+        if field in kept:
+            recorded[field] = REDACTED
+        else:
+            recorded[field] = written[field] = store.keep(name, field, value)
+    return with_values(config, recorded)
