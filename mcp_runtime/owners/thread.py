@@ -30,6 +30,7 @@ from mcp_runtime.owners.elicitation import Asker, Call
 from mcp_runtime.owners.preview import resource_read_fact
 from mcp_runtime.owners.projection import answer_json, project, tool_call_json, unarchived
 from mcp_runtime.owners.status import CredentialsStamp
+from mcp_runtime.owners.task_resume import across_losses
 from mcp_runtime.owners.tasks import BackgroundTasks
 from mcp_runtime.owners.thread_server import ThreadServer
 from mcp_runtime.owners.url_elicitation import UrlElicitations
@@ -77,7 +78,7 @@ class McpThreadRuntime(SlotOwner):
         self._archive = archive
         self._closed = False
         self._urls = UrlElicitations(thread_id)
-        self.tasks = BackgroundTasks(thread_id, spawner)
+        self.tasks = BackgroundTasks(thread_id, spawner, archive)
         """Its background calls (SPEC §16)."""
 
     # ------------------------------------------------------------- lifecycle
@@ -258,9 +259,11 @@ class McpThreadRuntime(SlotOwner):
         progress: ProgressCallback | None = None,
         channel: Asker | None = None,
         origin: Visibility = "model",
+        background: bool = False,
     ) -> bytes:
         """Execute one tool call: its ``ToolCallResult`` JSON (``isError`` results included), projected and with
-        its blobs and long text archived, serialized once here (its size is checked on the answer itself)."""
+        its blobs and long text archived, serialized once here (its size is checked on the answer itself). A
+        ``background`` call (SPEC §16) runs a tool that may be a task as one."""
         async with self._use(server):
             entry = self._server(server)
             slot = await self._ready_slot(server)
@@ -280,14 +283,23 @@ class McpThreadRuntime(SlotOwner):
             try:
                 with anyio.CancelScope() as scope:
                     call.deadline = CallDeadline(scope, limit_ms / 1000)  # stops while a form is open
-                    result = await slot.call_tool(
-                        tool,
-                        arguments,
-                        timeout_s=limit_ms / 1000 + FORM_BACKSTOP_S,
+                    timeout_s = limit_ms / 1000 + FORM_BACKSTOP_S
+                    result = await across_losses(
+                        functools.partial(
+                            slot.call_tool,
+                            tool,
+                            arguments,
+                            timeout_s=timeout_s,
+                            progress=progress,
+                            meta=meta,
+                            as_task=runs_as_task(spec.tool, background=background),
+                            task_started=call.task_started,
+                        ),
+                        functools.partial(self._ready_slot, server),
+                        timeout_s=timeout_s,
                         progress=progress,
-                        meta=meta,
-                        as_task=runs_as_task(spec.tool),
-                        task_started=call.task_started,
+                        server=server,
+                        thread_id=self.thread_id,
                     )
                 if scope.cancelled_caught:
                     call.timed_out = True

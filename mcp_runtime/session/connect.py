@@ -16,6 +16,7 @@ from mcp_runtime import _sdk_compat
 from mcp_runtime.session import early
 from mcp_runtime.session.errors import marked_reason
 from mcp_runtime.session.extensions import client_extensions
+from mcp_runtime.session.fresh import FreshReader, config_key
 from mcp_runtime.session.refresh import KINDS, fetch_catalog
 from mcp_runtime.session.state import ConnectionState, dump
 from mcp_runtime.session.stdio import StdioTransport
@@ -71,8 +72,11 @@ async def _decline(_ctx: Any, _params: Any) -> Any:
     return ElicitResult(action="decline")
 
 
-async def handshake(client: Client, server: str, config: McpServerConfig, elicits: bool) -> ConnectionState:
-    """After the SDK's handshake: real capabilities for a pinned 2026 mode, then the whole catalog."""
+async def handshake(
+    client: Client, server: str, config: McpServerConfig, elicits: bool, fresh: FreshReader
+) -> ConnectionState:
+    """After the SDK's handshake: real capabilities for a pinned 2026 mode, then the whole catalog (the lists
+    still fresh taken from ``fresh``, which learns the connection's era here)."""
     import mcp_types as types
 
     session = client.session
@@ -91,7 +95,9 @@ async def handshake(client: Client, server: str, config: McpServerConfig, elicit
         protocol_version=client.protocol_version,
         instructions=session.instructions,
     )
-    catalog = await fetch_catalog(session, server, KINDS)
+    fresh.key = config_key(config, client.protocol_version)
+    fresh.modern = is_modern(client.protocol_version)
+    catalog = await fetch_catalog(session, server, KINDS, fresh)
     return replace(state, status="connected", **catalog)
 
 
