@@ -76,3 +76,20 @@ def test_a_locked_keychain_refuses_the_delete_of_a_server_with_items_and_changes
         d.request("mcpServer/delete", {"name": "plain"})  # nothing of it is in the keychain: deleted
         assert [s["name"] for s in d.request("mcpServer/list", {})["data"]] == ["keyed"]
     assert len(keychain.labels("mcp-app-server: keyed env.API_KEY")) == 1  # still there, still named
+
+
+def test_a_url_change_with_a_locked_keychain_stands_and_keeps_the_old_login_named(
+    keychain: SecretServiceSession, data_dir: Path
+) -> None:
+    """The old URL's item cannot be removed while the keychain is locked: the update still stands, and the file
+    still names the item (an unused login, never a value nothing names)."""
+    with oauth_fixture() as url, running_daemon(data_dir, env=keychain.env(), args=KEYCHAIN) as d:
+        d.initialize()
+        d.request("mcpServer/create", {"name": "sec", "config": {"type": "http", "url": url, "oauth": {}}})
+        assert login(d, "sec")["success"]
+        keychain.lock()
+        other = url.replace("/mcp", "/mcp/")
+        updated = d.request("mcpServer/update", {"name": "sec", "config": {"type": "http", "url": other, "oauth": {}}})
+        assert updated["server"]["config"]["url"] == other
+        assert list(credential_entries(data_dir)) == [f"sec {url}"]
+        assert len(keychain.labels(f"mcp-app-server: sec oauth {url}")) == 1
