@@ -18,7 +18,6 @@ from mcp_runtime import (
     check_server,
     installed_entries,
     parse_server_config,
-    policy,
     remove_bundle,
     remove_other_versions,
 )
@@ -75,7 +74,7 @@ async def install(ctx: RequestContext, params: InstallParams) -> ServerResult:
     body = planned.config | ({"enabled": params.enabled} if params.enabled is not None else {})
     config = parse_server_config(params.name, body)
     check_server(params.name, config)
-    policy().check_transport(config, params.name)
+    ctx.daemon.settings.policy.check_transport(config, params.name)
     admin_policy().check(params.name, config, planned.source)
     if existing is not None and not upgrade:
         raise AppError("serverExists", f"a server named {params.name!r} already exists", name=params.name)

@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import structlog
@@ -29,6 +29,7 @@ from mcp_runtime.owners.deadline import FORM_BACKSTOP_S, CallDeadline, runs_as_t
 from mcp_runtime.owners.elicitation import Asker, Call
 from mcp_runtime.owners.preview import resource_read_fact
 from mcp_runtime.owners.projection import answer_json, project, tool_call_json, unarchived
+from mcp_runtime.owners.session_expiry import resent_on_new_session
 from mcp_runtime.owners.status import CredentialsStamp
 from mcp_runtime.owners.task_resume import across_losses
 from mcp_runtime.owners.tasks import BackgroundTasks
@@ -45,13 +46,20 @@ from protocol.status import ServerStatus
 from protocol.thread import ResourceReadFact
 from protocol.tool import Visibility
 
+if TYPE_CHECKING:
+    from mcp_runtime.settings import RuntimeSettings
+
 __all__ = ["McpThreadRuntime"]
 
 log = structlog.get_logger("mcp_runtime.thread")
 
 
 class McpThreadRuntime(SlotOwner):
-    """The session slots of one canonical thread."""
+    """The session slots of one canonical thread.
+
+    Large because a thread's call is one path from the model's request to its answer: the ready slot (woken,
+    reconnected), the call's deadline, tasks and background calls, a resend on a server's new session, and forms
+    routed back to the calling connection; split, each part would pass the call's state to the next."""
 
     def __init__(
         self,
@@ -62,12 +70,13 @@ class McpThreadRuntime(SlotOwner):
         env: Mapping[str, str],
         data_dir: Path,
         spawner: Spawner,
+        settings: RuntimeSettings,
         archive: ThreadArchive,
         allowed_tools: Sequence[str] | None = None,
         disabled_tools: Sequence[str] | None = None,
         record_fact: Callable[[ResourceReadFact], None] | None = None,
     ) -> None:
-        super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner)
+        super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner, settings=settings)
         self.thread_id: str = thread_id
         self._servers = {name: ThreadServer(config) for name, config in servers.items()}
         self._filters = (
@@ -284,18 +293,20 @@ class McpThreadRuntime(SlotOwner):
                 with anyio.CancelScope() as scope:
                     call.deadline = CallDeadline(scope, limit_ms / 1000)  # stops while a form is open
                     timeout_s = limit_ms / 1000 + FORM_BACKSTOP_S
+                    send = functools.partial(
+                        SessionSlot.call_tool,
+                        name=tool,
+                        arguments=arguments,
+                        timeout_s=timeout_s,
+                        progress=progress,
+                        meta=meta,
+                        as_task=runs_as_task(spec.tool, background=background),
+                        task_started=call.task_started,
+                    )
+                    reconnected = functools.partial(self._ready_slot, server)
                     result = await across_losses(
-                        functools.partial(
-                            slot.call_tool,
-                            tool,
-                            arguments,
-                            timeout_s=timeout_s,
-                            progress=progress,
-                            meta=meta,
-                            as_task=runs_as_task(spec.tool, background=background),
-                            task_started=call.task_started,
-                        ),
-                        functools.partial(self._ready_slot, server),
+                        functools.partial(resent_on_new_session, send, slot, reconnected),
+                        reconnected,
                         timeout_s=timeout_s,
                         progress=progress,
                         server=server,

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 
+    from mcp_runtime.config.policy import ConfigPolicy
+
 MODES = {"auto": "auto", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
 
 
@@ -36,18 +38,20 @@ def open_client(
     config: McpServerConfig,
     env: Mapping[str, str],
     tail: StderrTail,
+    policy: ConfigPolicy,
     *,
     auth: httpx2.Auth | None,
     graceful: Callable[[], bool],
     on_message: Callable[[Any], Awaitable[None]],
     elicitation: Callable[[Any, Any], Awaitable[Any]] | None,
 ) -> tuple[Client, Any]:
-    """The (not yet entered) SDK client and its transport; ``graceful`` tells a stdio child how to be stopped."""
+    """The (not yet entered) SDK client and its transport under the deployment's ``policy``; ``graceful`` tells a
+    stdio child how to be stopped."""
     from mcp_types import Implementation
 
     mode = MODES[config.protocol]
     claimed = early.claim(config, env, tail) if isinstance(config, StdioServerConfig) else None
-    transport = claimed or build_transport(config, env, tail, auth=auth)
+    transport = claimed or build_transport(config, env, tail, policy, auth=auth)
     if isinstance(transport, StdioTransport):
         transport.graceful = graceful
     client_class = _sdk_compat.probe_bounded_client(marked_reason) if mode == "auto" else _sdk_compat.plain_client()

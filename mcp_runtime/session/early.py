@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 
 import structlog
 
-from mcp_runtime.config.policy import policy
+from mcp_runtime.config.policy import ConfigPolicy
 from mcp_runtime.platform.shell_path import LOGIN_PATH
 from mcp_runtime.session import launch
 from mcp_runtime.session.stdio import StdioTransport
@@ -29,22 +29,24 @@ _waiting: list[tuple[StdioServerConfig, Mapping[str, str], StdioTransport]] = []
 
 
 @asynccontextmanager
-async def children_started(configs: Mapping[str, McpServerConfig], env: Mapping[str, str]) -> AsyncIterator[None]:
+async def children_started(
+    configs: Mapping[str, McpServerConfig], env: Mapping[str, str], policy: ConfigPolicy
+) -> AsyncIterator[None]:
     """Start the child of every stdio server in ``configs`` before entering (a spawn takes a few milliseconds of
     the loop, the SDK's import far longer); on leaving, stop those no session claimed. A server that would wait
     for this launch's read of the login shell, or that fails to start, is left to its session, which waits for
     that read or reports the failure."""
     try:
         for name, config in configs.items():
-            if isinstance(config, StdioServerConfig) and _plannable_now(config, env):
-                await _start(name, config, env)
+            if isinstance(config, StdioServerConfig) and _plannable_now(config, env, policy):
+                await _start(name, config, env, policy)
         yield
     finally:
         await discard_unclaimed()
 
 
-async def _start(name: str, config: StdioServerConfig, env: Mapping[str, str]) -> None:
-    transport = StdioTransport(config, env, StderrTail(secret_values(config, env)))
+async def _start(name: str, config: StdioServerConfig, env: Mapping[str, str], policy: ConfigPolicy) -> None:
+    transport = StdioTransport(config, env, StderrTail(secret_values(config, env)), policy)
     try:
         await transport.start()
     except AppError as exc:
@@ -53,15 +55,15 @@ async def _start(name: str, config: StdioServerConfig, env: Mapping[str, str]) -
     _waiting.append((config, env, transport))
 
 
-def _plannable_now(config: StdioServerConfig, env: Mapping[str, str]) -> bool:
+def _plannable_now(config: StdioServerConfig, env: Mapping[str, str], policy: ConfigPolicy) -> bool:
     """Whether the launch of ``config`` is known without waiting for the login shell (``stdio._plan``)."""
     try:
-        policy().check_transport(config)
+        policy.check_transport(config)
     except AppError:
         return False
-    if not policy().path_from_shell:
+    if not policy.path_from_shell:
         return True
-    sandbox = policy().stdio_sandbox
+    sandbox = policy.stdio_sandbox
     known = LOGIN_PATH.known(os.environ)
     if known is None and sandbox:
         return False

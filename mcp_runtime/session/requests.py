@@ -171,7 +171,7 @@ def map_error(
         if (marked := marked_reason(exc.error)) is not None:
             if marked.reason == "invalidOutput":
                 marked.details.setdefault("server", server)
-            return marked, needs_login(marked.reason)
+            return marked, needs_login(marked.reason) or marked.reason == "connectionLost"
         if exc.code == URL_ELICITATION_REQUIRED:  # the thread runtime keeps only the elicitations it checked
             message = f"{server} asks for a URL to be visited before this call"
             raw = exc.error.data.get("elicitations") if isinstance(exc.error.data, dict) else None

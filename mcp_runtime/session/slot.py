@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     import httpx2
     from mcp import Client
 
+    from mcp_runtime.config.policy import ConfigPolicy
+
 log = structlog.get_logger("mcp_runtime.slot")
 
 ElicitationHandler = Callable[[Any, Any], Awaitable[Any]]
@@ -53,7 +55,7 @@ class SessionSlot:
     """One session to one server: connect, catalog, notifications, calls, reads, subscriptions, close.
 
     ``on_lost`` is called (synchronously) when a connected session dies; ``elicitation`` None declines every
-    elicitation.
+    elicitation; ``policy`` is the deployment's, handed down by the owner.
     Large because it is the one place a session's lifetime is decided: every request goes through its state
     check and its typed error, next to the supervisor that owns that state.
     """
@@ -64,6 +66,7 @@ class SessionSlot:
         config: McpServerConfig,
         *,
         env: Mapping[str, str],
+        policy: ConfigPolicy,
         sink: EventSink,
         spawner: Spawner,
         thread_id: str | None = None,
@@ -76,6 +79,7 @@ class SessionSlot:
         self.config = config
         self.thread_id = thread_id
         self._env = env
+        self._policy = policy
         self._sink = sink
         self._spawner = spawner
         self._elicitation = elicitation
@@ -195,6 +199,7 @@ class SessionSlot:
                     config,
                     self._env,
                     self._tail,
+                    self._policy,
                     auth=self._auth,
                     graceful=self._ready.is_set,
                     on_message=self._on_message,
