@@ -72,17 +72,36 @@ class Leader:
     def _watch(self, loop: asyncio.AbstractEventLoop) -> None:
         if sys.platform == "win32":
             return  # no stdio servers there: spawning refuses first
+        code = self._wait_exit_keeping_number() if sys.platform == "linux" else self._wait_exit_reaping()
+        with contextlib.suppress(RuntimeError):  # the loop closed: nothing is waiting any more
+            loop.call_soon_threadsafe(self._ended, code)
+
+    def _wait_exit_keeping_number(self) -> int | None:
+        """Linux: wait for the exit and leave the zombie (``WNOWAIT``), so the number is ours until released."""
+        if sys.platform != "linux":
+            return None
         while True:
             try:
                 status = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
             except ChildProcessError:
-                status = None
+                return None
             except InterruptedError:
                 continue
-            break
-        code = None if status is None else (status.si_status if status.si_code == os.CLD_EXITED else -status.si_status)
-        with contextlib.suppress(RuntimeError):  # the loop closed: nothing is waiting any more
-            loop.call_soon_threadsafe(self._ended, code)
+            if status is None:  # WNOHANG was not given: never, but typeshed allows it
+                return None
+            return status.si_status if status.si_code == os.CLD_EXITED else -status.si_status
+
+    def _wait_exit_reaping(self) -> int | None:
+        """macOS (no ``waitid`` before Python 3.13): the exit reaps the leader at once; its group is signalled only
+        while it has not (``_reaped``)."""
+        if sys.platform == "win32":
+            return None
+        try:
+            _, raw = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            return None
+        self._reaped = True
+        return os.waitstatus_to_exitcode(raw)
 
     def _ended(self, code: int | None) -> None:
         if self.returncode is None:
