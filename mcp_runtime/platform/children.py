@@ -11,7 +11,6 @@ subreaper on Linux: what a server double-forked away comes back to it, is swept 
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import os
@@ -20,11 +19,14 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_runtime.platform import descriptors
 from mcp_runtime.platform.watcher import CHILD_GROUPS, parent_death_signal
 from protocol.jsonrpc import AppError
+
+if TYPE_CHECKING:
+    import asyncio  # loaded by the loop's side only: a thread starts servers before the loop's imports
 
 PR_SET_CHILD_SUBREAPER = 36
 _subreaper: bool | None = None
@@ -83,6 +85,8 @@ class Leader:
     """A server's process (the leader of its own process group), reaped by :meth:`release` only."""
 
     def __init__(self, popen: subprocess.Popen[bytes], stdin: asyncio.StreamWriter) -> None:
+        import asyncio
+
         self._popen = popen
         self.pid = popen.pid
         self.stdin = stdin
@@ -186,6 +190,8 @@ def start_server(
 async def hold(popen: subprocess.Popen[bytes], stdin: int) -> Leader:
     """A started server's process held by the loop: its stdin a pipe writer of the loop, watched, never reaped
     behind our back."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()  # unused: the protocol's flow control and close waiter are what a writer needs
     protocol = asyncio.StreamReaderProtocol(reader)
