@@ -193,7 +193,9 @@ class Daemon:
         if self._initialized:
             return
         self._initialized = True
-        from mcp_runtime import secret_store_info
+        from mcp_runtime import KeptLaunches, secret_store_info
+
+        KeptLaunches.initialized()  # the kept launches start now if start-up's reader did not see initialized
 
         if secret_store_info()["kind"] == "keychain":
             self.spawner.spawn(self._move_secrets_in, name="secrets-move-in")

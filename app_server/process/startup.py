@@ -263,11 +263,6 @@ async def _serve(
             )
 
     unread, served = early.handover() if early is not None else (b"", None)
-    if served is not None and not served.initialized:
-        from mcp_runtime import KeptLaunches
-
-        if KeptLaunches.current is not None:
-            KeptLaunches.current.cancel()  # the loop saw no initialized yet: its autostart starts them
     async with Daemon(data_dir=data_dir, env=env, home=Path(env.get("HOME") or Path.home()), trace=trace) as daemon:
         stdio = await Transport.stdio(data_dir, unread, input_ended=early is not None and early.ended)
         main = Processor(daemon, ClientConnection("stdio", stdio))

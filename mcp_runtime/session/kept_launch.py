@@ -92,25 +92,27 @@ class KeptLaunches:
         """The launches the kept file held for this store (empty when it was missing or stale)."""
         self._started: list[Started] = []
         self._go = initialized
-        self._cancelled = False
         self._spawned = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kept-launches", daemon=True)
 
     @classmethod
     def begin(cls, data_dir: Path, identity: str, initialized: threading.Event) -> None:
         """Read the kept launches now and start them once ``initialized`` is set (by the thread that reads the
-        host's ``initialized`` before the loop runs); only where a child dies with the daemon."""
+        host's ``initialized`` before the loop runs, else by :meth:`initialized`); only where a child dies with the
+        daemon."""
         if children.dies_with_daemon():
             kept = cls.current = cls(data_dir, identity, initialized)
             kept._thread.start()
 
-    def cancel(self) -> None:
-        """Nothing is to start from here (``initialized`` did not come before the loop took over)."""
-        self._cancelled = True
-        self._go.set()
+    @classmethod
+    def initialized(cls) -> None:
+        """The first client is initialized (the loop read its ``initialized``): start, if not started yet."""
+        if cls.current is not None:
+            cls.current._go.set()
 
     def take(self) -> list[Started]:
-        """The children started (waits for the thread's last spawn); each is the caller's from now on."""
+        """The children started (after :meth:`initialized`: waits for the thread's last spawn); each is the caller's
+        from now on."""
         while self._thread.is_alive() and not self._spawned.wait(0.05):
             continue
         started, self._started = self._started, []
@@ -122,8 +124,6 @@ class KeptLaunches:
             return
         options = children.child_setup()
         self._go.wait()
-        if self._cancelled:
-            return
         for planned in self.read:
             with contextlib.suppress(OSError):  # the server's own session starts it and reports why not
                 self._started.append(_start(planned, options))
