@@ -148,8 +148,8 @@ def _load(data_dir: Path, identity: str) -> list[Planned]:
             Planned(entry["executable"], tuple(entry["argv"]), tuple(map(tuple, entry["env"])), entry["cwd"])
             for entry in document["launches"]
         ]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return []  # whatever is wrong with it, the servers start the ordinary way
+    except Exception:  # an unsafe path too (``safe_fs``): whatever is wrong, the servers start the ordinary way
+        return []
 
 
 def digest(data: bytes) -> str:
