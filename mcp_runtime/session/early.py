@@ -53,9 +53,9 @@ async def children_started(
                 if _keepable(config):
                     planned.append(launched)
         await _discard(kept)
-        current = KeptLaunches.current
-        if current is not None and store[1] is not None and planned != current.read:
-            await anyio.to_thread.run_sync(keep, current.data_dir, current.identity, store, planned)
+        current, (store_file, digest) = KeptLaunches.current, store
+        if current is not None and digest is not None and planned != current.read:
+            await anyio.to_thread.run_sync(keep, current.data_dir, current.identity, (store_file, digest), planned)
         yield
     finally:
         await _discard(kept)
