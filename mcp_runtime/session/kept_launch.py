@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -56,8 +57,9 @@ class Started:
 
     def discard(self) -> None:
         """Kill the child's group, reap it, and close the ends not handed over (blocks briefly)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.popen.pid, signal.SIGKILL)
+        if sys.platform != "win32":  # never started there: stdio servers need process groups
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
         self.popen.wait()
         while self.fds:
             os.close(self.fds.popitem()[1])
