@@ -5,8 +5,10 @@ loop's own child watcher had reaped a server, a stop could signal an unrelated p
 the daemon reaps its servers itself, and only at the end of a stop: the leader is watched without being reaped
 (``waitid`` with ``WNOWAIT``), so while its group is signalled its zombie still holds the number; the child watcher
 is told the group ended before the number is given up. Descendants that left the group are found through ``/proc``
-before anything is signalled and held by pidfd (Linux), which never names another process. The daemon is a child
-subreaper on Linux: what a server double-forked away comes back to it, is swept at exit and reaped when it dies.
+before anything is signalled and held by pidfd (Linux), which never names another process. On Linux each server is a
+child subreaper of its own (set between fork and exec), so what it double-forks away stays its descendant, found at
+its stop and by the watcher's sweep; the daemon is one too, so what a dead server left comes back to it, is swept at
+exit and reaped when it dies.
 """
 
 from __future__ import annotations
@@ -56,18 +58,29 @@ watcher alone is what kills them when the daemon dies (as on macOS)."""
 def child_setup() -> dict[str, Any]:
     """Popen options run in the child between fork and exec: the descriptor limit the daemon was started with
     (``descriptors``), and a signal when the daemon dies (Linux ``PR_SET_PDEATHSIG``), even on SIGKILL: the child
-    watcher's choice of signal (it stops the child for the watcher's sweep, or kills it without a watcher)."""
-    if not dies_with_daemon():
+    watcher's choice of signal (it stops the child for the watcher's sweep, or kills it without a watcher). On Linux
+    the server is also a child subreaper (kept across exec): what it double-forks away stays its descendant, so the
+    stop of that server and the watcher's sweep find it, not only the daemon's exit."""
+    if sys.platform != "linux":
         CHILD_GROUPS.watching()
         return {"preexec_fn": descriptors.restore_for_child}  # the child watcher covers the daemon's death
     import ctypes
 
     prctl = ctypes.CDLL(None, use_errno=True).prctl
+    if not dies_with_daemon():
+        CHILD_GROUPS.watching()
+
+        def reaping() -> None:
+            descriptors.restore_for_child()
+            prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+        return {"preexec_fn": reaping}  # the child watcher covers the daemon's death
     daemon_pid = os.getpid()
     death_signal = parent_death_signal()
 
     def setup() -> None:
         descriptors.restore_for_child()
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         prctl(1, death_signal)  # PR_SET_PDEATHSIG
         if os.getppid() != daemon_pid:
             os._exit(1)  # the daemon died before the signal was armed
@@ -220,9 +233,16 @@ class Family:
 
     def __init__(self, leader: int) -> None:
         self._held: dict[int, int] = {}
+        self.scan(leader)
+
+    def scan(self, leader: int) -> None:
+        """Hold the descendants found now too: a server that exits hands what it double-forked to the daemon,
+        so a stop looks once while the server still lives and again after its grace."""
         if sys.platform != "linux" or not hasattr(os, "pidfd_open"):
             return
         for pid, start in _descendants(leader).items():
+            if pid in self._held:
+                continue
             with contextlib.suppress(OSError):
                 descriptor = os.pidfd_open(pid)
                 if _start_time(pid) == start:
@@ -247,10 +267,10 @@ class Family:
             return  # nothing is held elsewhere
         ours = os.getpid()
         for pid, descriptor in self._held.items():
+            if _parent(pid) == ours:  # adopted when its parent died: ours to reap, by the pidfd (never a number)
+                with contextlib.suppress(OSError):
+                    os.waitid(os.P_PIDFD, descriptor, os.WEXITED | os.WNOHANG)
             os.close(descriptor)
-            if _parent(pid) == ours:  # adopted when its parent died: ours to reap
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, os.WNOHANG)
         self._held.clear()
 
 
@@ -286,15 +306,16 @@ def _members(pgid: int) -> dict[int, str]:
 
 
 def _descendants(leader: int) -> dict[int, int]:
-    """Every live descendant of ``leader`` outside its group (which ``killpg`` reaches anyway), by start time;
-    with the daemon a subreaper, also the orphans it adopted from that session (same session id)."""
+    """Every descendant of ``leader`` outside its group (which ``killpg`` reaches anyway), by start time, the dead
+    ones not yet reaped too (a daemonizing fork's first child, which a server seldom reaps: once the server is gone
+    it is the daemon's to reap, and a session leader, so only held this way is it known as the server's); with the
+    daemon a subreaper, also the orphans it adopted from that session (same session id)."""
     table = _table()
     ours = os.getpid()
     tree = {pid for pid, f in table.items() if int(f[2]) == leader or int(f[3]) == leader} | {leader}
     while new := {pid for pid, f in table.items() if int(f[1]) in tree and pid not in tree and int(f[1]) != ours}:
         tree |= new
-    return {pid: int(table[pid][19]) for pid in tree
-            if int(table[pid][2]) != leader and table[pid][0] not in (b"Z", b"X")}
+    return {pid: int(table[pid][19]) for pid in tree if int(table[pid][2]) != leader and table[pid][0] != b"X"}
 
 
 def reap_adopted(keep: Sequence[int] = ()) -> None:

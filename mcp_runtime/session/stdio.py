@@ -287,24 +287,23 @@ class StdioTransport:
         assert process.stdin is not None
         if sys.platform == "win32":
             return  # no stdio servers there: spawning refuses first
-        process.stdin.close()
+        family = children.Family(process.pid)  # while the server lives, what it double-forked is still its child
         try:
+            process.stdin.close()
             with anyio.move_on_after(self.grace_s if self.graceful() else 0):
                 await process.wait()
             # Always signal the group: a server that exited by itself may have left children behind.
-            family = children.Family(process.pid)
-            try:
-                for number in (signal.SIGTERM, signal.SIGCONT):
-                    process.signal_group(number)
-                    family.signal(number)
-                with anyio.move_on_after(TERM_GRACE_S):
-                    while process.group_alive() or family.alive():
-                        await anyio.sleep(children.POLL_S)
-                process.signal_group(signal.SIGKILL)
-                family.signal(signal.SIGKILL)
-                with anyio.move_on_after(TERM_GRACE_S):
-                    await process.wait()
-            finally:
-                family.close()
+            family.scan(process.pid)
+            for number in (signal.SIGTERM, signal.SIGCONT):
+                process.signal_group(number)
+                family.signal(number)
+            with anyio.move_on_after(TERM_GRACE_S):
+                while process.group_alive() or family.alive():
+                    await anyio.sleep(children.POLL_S)
+            process.signal_group(signal.SIGKILL)
+            family.signal(signal.SIGKILL)
+            with anyio.move_on_after(TERM_GRACE_S):
+                await process.wait()
         finally:
+            family.close()
             process.release()

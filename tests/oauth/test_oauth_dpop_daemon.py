@@ -97,10 +97,10 @@ def test_a_nonce_challenge_from_each_server_is_answered_once_and_is_not_an_expir
         assert call(shown, thread_id, "echo", text="b")["content"][0]["text"] == "b"
         second = fixture_get(url, "stats")
         access = entry_of(data_dir)["tokens"]["access_token"]
+        status = shown.request("mcpServerStatus/list", {"serverName": "sec"})["data"][0]  # while the server serves
     assert second["rsNonceChallenges"] == first["rsNonceChallenges"] + 1
     assert second["refreshes"] == 0 and second["invalidProofs"] == 0  # no refresh for a nonce, no login lost
     assert entry_of(data_dir)["tokens"]["access_token"] == access
-    status = shown.request("mcpServerStatus/list", {"serverName": "sec"})["data"][0]
     assert status["authStatus"] == "oAuth" and "lastError" not in status
     assert shown.leaked([access]) == []
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from testing.daemon_client import running_daemon
-from testing.process_tree import start_family, started, stat, wait_gone, watcher_of
+from testing.process_tree import children, start_family, started, stat, wait_gone, watcher_of
 
 NS_LAST_PID = Path("/proc/sys/kernel/ns_last_pid")
 pytestmark = [pytest.mark.daemon, pytest.mark.skipif(
@@ -76,13 +76,20 @@ def test_a_reused_pid_is_never_signalled_by_the_daemon_or_its_watcher(data_dir: 
 def test_a_double_forked_grandchild_comes_back_to_the_daemon_and_is_stopped_at_exit(
     data_dir: Path, tmp_path: Path
 ) -> None:
+    """It stays its server's child (the server is a subreaper). When the server dies it is swept with it, or, when
+    the kernel re-parented it before the daemon looked, it is the daemon's (a subreaper too) until the daemon's exit
+    stops it."""
     with running_daemon(data_dir) as daemon:
         daemon.initialize()
-        _, grandchild = start_family(daemon, tmp_path, "away", daemonize=True)
-        fields = stat(grandchild)
-        assert fields is not None and int(fields[1]) == daemon.process.pid, "the daemon is no child subreaper"
-        assert int(fields[3]) != int(stat(daemon.process.pid)[3])  # type: ignore[index]  # another session
+        server, grandchild = start_family(daemon, tmp_path, "away", daemonize=True)
+        assert server in children(daemon.process.pid), "the grandchild is no child of its server"
         born = {grandchild: started(grandchild)}
+        os.kill(server, signal.SIGKILL)
+        assert wait_gone([server]) == []
+        fields = stat(grandchild)
+        if fields is not None and fields[0] not in ("Z", "X") and int(fields[19]) == born[grandchild]:
+            assert int(fields[1]) == daemon.process.pid, "the daemon is no child subreaper"
+            assert int(fields[3]) != int(stat(daemon.process.pid)[3])  # type: ignore[index]  # another session
         assert daemon.close() == 0
     assert wait_gone(born) == []
 

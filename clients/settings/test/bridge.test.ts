@@ -2,6 +2,7 @@
 // each page WebSocket is a daemon connection of its own, and the host's browser call.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -127,4 +128,35 @@ test("the host opens only http(s) URLs, and only for the page", async () => {
   assert.equal(await post(JSON.stringify({ url: "https://a.example" }), { ...page, [TOKEN_HEADER]: "wrong" }), 403);
   assert.equal(await post(JSON.stringify({ url: "https://a.example" }), { ...page, Origin: "http://evil.example" }), 403);
   assert.deepEqual(opened, ["https://login.example/authorize?x=1"]);
+});
+
+/** Bytes no browser would send, on a socket of their own; the status line the host answered, or "" for none. */
+function rawRequest(port: number, text: string, reset: boolean): Promise<string> {
+  return new Promise((resolveAnswer) => {
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.write(text);
+      if (reset) socket.resetAndDestroy();
+    });
+    let answer = "";
+    socket.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")));
+    socket.on("close", () => resolveAnswer(answer.split("\r\n")[0] ?? ""));
+    socket.on("error", () => {});
+  });
+}
+
+test("no upgrade request can end the host: a target no URL parser takes, a peer that resets mid-answer", async () => {
+  const upgrade = "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n";
+  const hostLine = `Host: 127.0.0.1:${host.port}\r\n`;
+  for (const target of ["http://[", "//[::1", "/bridge?token=x"]) {
+    for (const reset of [false, true]) {
+      const status = await rawRequest(host.port, `GET ${target} HTTP/1.1\r\n${hostLine}${upgrade}\r\n`, reset);
+      if (!reset) assert.doesNotMatch(status, /^HTTP\/1\.1 [12]/, target);
+    }
+  }
+  const page = await fetch(`${origin()}/`);
+  assert.equal(page.status, 200);
+  const socket = await openBridge();
+  const answer = await call(socket, 1, "initialize", { clientInfo: { name: "after", version: "1" } });
+  assert.ok("result" in answer, JSON.stringify(answer));
+  socket.close();
 });

@@ -55,8 +55,19 @@ export class Bridge {
     return this.relays.size;
   }
 
-  /** An HTTP upgrade: refused (with a status) unless it is this run's page asking for the bridge. */
+  /** An HTTP upgrade: refused (with a status) unless it is this run's page asking for the bridge. Nothing a request
+   * carries (a target no URL parser takes, a peer that resets) can throw out of the server's listener. */
   upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on("error", () => socket.destroy());
+    try {
+      this.accept(request, socket, head);
+    } catch (error) {
+      this.log(`bridge: refused a connection (${error instanceof Error ? error.message : String(error)})`);
+      socket.destroy();
+    }
+  }
+
+  private accept(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = new URL(request.url ?? "/", "http://127.0.0.1");
     const refusal: Refusal | undefined =
       url.pathname !== BRIDGE_PATH

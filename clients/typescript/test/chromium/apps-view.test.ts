@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -25,6 +25,7 @@ import { FIXTURES, PYTHON, ROOT, WAIT_MS, dataDir } from "../support.js";
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const VANILLA = join(ROOT, "node_modules", "@modelcontextprotocol", "server-basic-vanillajs", "dist", "index.js");
 const RENDERER = fileURLToPath(new URL("../../../examples/renderer.ts", import.meta.url));
+const PACKAGE = fileURLToPath(new URL("../../..", import.meta.url));
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: run make chromium`;
 
 /** `fn(arg)` in the page, sent as text (the function's source, then called), so nothing is compiled from text in
@@ -64,11 +65,14 @@ before(async () => {
   const inputs = Object.keys(bundle.metafile.inputs);
   assert.ok(!inputs.some((input) => input.startsWith("node:") || /\/sidecar\.js$/.test(input)), inputs.join("\n"));
   const script = bundle.outputFiles[0]?.contents ?? new Uint8Array();
-  const html = '<!doctype html><meta charset="utf-8"><title>host page</title><div id="views"></div><script src="/renderer.js"></script>';
+  const readme = await readmeBundle();
+  const html =
+    '<!doctype html><meta charset="utf-8"><title>host page</title><div id="views"></div>' +
+    '<script src="/renderer.js"></script><script src="/readme.js"></script>';
   pageServer = createServer((request, response) => {
-    const js = request.url === "/renderer.js";
-    response.writeHead(200, { "Content-Type": js ? "text/javascript" : "text/html" });
-    response.end(js ? script : html);
+    const js = request.url === "/renderer.js" ? script : request.url === "/readme.js" ? readme : undefined;
+    response.writeHead(200, { "Content-Type": js !== undefined ? "text/javascript" : "text/html" });
+    response.end(js ?? html);
   });
   await new Promise<void>((resolve) => pageServer?.listen(0, "127.0.0.1", resolve));
   const pageOrigin = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
@@ -109,6 +113,35 @@ after(async () => {
   await sandbox?.close();
   pageServer?.close();
 });
+
+/** The renderer's lines of the README's MCP Apps block, as written, in a function given what they leave to the host
+ * (its client, thread, tool, arguments, container and sandbox URL), bundled with esbuild for the browser. */
+async function readmeBundle(): Promise<Uint8Array> {
+  const readme = readFileSync(join(PACKAGE, "README.md"), "utf8");
+  const block = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? "").find((text) => text.includes("mountAppView("));
+  assert.ok(block !== undefined, "the README has no MCP Apps block");
+  const lines = block.slice(block.indexOf("// The renderer")).split("\n").filter((line) => line.trim() !== "" && !line.startsWith("//"));
+  const imports = lines.filter((line) => line.startsWith("import "));
+  const code = lines.filter((line) => !line.startsWith("import "));
+  assert.ok(code.length <= 3, code.join("\n"));
+  const contents = [
+    ...imports,
+    "export async function showView(client, threadId, tool, args, container, sandboxUrl) {",
+    ...code,
+    "  return view;",
+    "}",
+  ].join("\n");
+  const built = await build({
+    stdin: { contents, resolveDir: PACKAGE, loader: "ts", sourcefile: "readme-view.ts" },
+    bundle: true,
+    platform: "browser",
+    format: "iife",
+    globalName: "readme",
+    write: false,
+    logLevel: "error",
+  });
+  return built.outputFiles[0]?.contents ?? new Uint8Array();
+}
 
 interface Relay {
   hostReceive(line: string): void;
@@ -183,4 +216,30 @@ test("a hostile view reaches no other server's storage, nor its relay, nor a sib
   for (const sibling of thief.siblings) assert.match(sibling, /^blocked: SecurityError/);
   const stash = await inView("victim", 'localStorage.getItem("stash")');
   assert.equal(stash, victim.host);
+});
+
+test("the README's MCP Apps lines, as written, show a real App server's view", { skip }, async () => {
+  await inPage(
+    page,
+    async ({ sandbox }: { sandbox: string }) => {
+      type Client = { request(method: string, params: unknown): Promise<any> };
+      const global = window as unknown as {
+        client: Client;
+        readme: { showView(...args: unknown[]): Promise<unknown> };
+      };
+      const { thread } = await global.client.request("thread/start", { servers: ["vanilla"] });
+      const { data } = await global.client.request("mcpTool/listForContext", { threadId: thread.id });
+      const tool = data.find((entry: { tool: string }) => entry.tool === "get-time");
+      const container = document.createElement("section");
+      container.dataset["view"] = "readme";
+      document.getElementById("views")?.append(container);
+      await global.readme.showView(global.client, thread.id, tool, {}, container, sandbox);
+    },
+    { sandbox: sandbox?.url ?? "" },
+  );
+  const time = view("readme").locator("#server-time");
+  const before = (await time.textContent({ timeout: WAIT_MS })) ?? "";
+  await view("readme").getByRole("button", { name: "Get Server Time" }).click({ timeout: WAIT_MS });
+  await time.filter({ hasNotText: before }).waitFor({ timeout: WAIT_MS });
+  assert.match((await time.textContent()) ?? "", /\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}/);
 });
