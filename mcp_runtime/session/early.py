@@ -88,8 +88,8 @@ async def _start(
             await transport.adopt(held)
         else:
             await transport.start()
-    except AppError as exc:
-        log.debug("early_start_failed", server=name, reason=exc.reason)
+    except (AppError, OSError) as exc:  # a kept child the loop could not take is gone already (``adopt``)
+        log.debug("early_start_failed", server=name, reason=getattr(exc, "reason", "startupFailed"))
         return
     _waiting.append((config, env, transport))
 
