@@ -55,7 +55,10 @@ async def children_started(
         await _discard(kept)
         current, (store_file, digest) = KeptLaunches.current, store
         if current is not None and digest is not None and planned != current.read:
-            await anyio.to_thread.run_sync(keep, current.data_dir, current.identity, (store_file, digest), planned)
+            try:
+                await anyio.to_thread.run_sync(keep, current.data_dir, current.identity, (store_file, digest), planned)
+            except (AppError, OSError) as exc:  # a planted link, a full disk: the next start takes the longer way
+                log.debug("launches_not_kept", reason=getattr(exc, "reason", None) or str(exc)[:200])
         yield
     finally:
         await _discard(kept)

@@ -118,3 +118,17 @@ def test_a_kept_launch_its_config_no_longer_plans_is_stopped_and_the_server_star
         os.kill(serving, 0)
         assert daemon.request("mcpServerStatus/list", {})["data"][0]["runtimeStatus"] == "connected"
     assert _kept_children(daemon) == 1
+
+
+def test_a_planted_link_in_place_of_the_kept_file_is_left_alone_and_the_servers_start(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    marker, target = tmp_path / "pids", tmp_path / "elsewhere.json"
+    _store(data_dir, {"server": _marked(marker)})
+    target.write_text("{}")
+    (data_dir / "launches.json").symlink_to(target)
+    before = len(_pids(marker))
+    assert _launch(data_dir, ["server"]) == 0
+    assert _launch(data_dir, ["server"]) == 0
+    assert target.read_text() == "{}" and (data_dir / "launches.json").is_symlink()
+    assert len(_pids(marker)) == before + 2
