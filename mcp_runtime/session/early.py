@@ -20,6 +20,7 @@ import structlog
 from mcp_runtime.config.policy import policy
 from mcp_runtime.platform.shell_path import LOGIN_PATH
 from mcp_runtime.secrets.base import is_reference
+from mcp_runtime.secrets.store import secret_store_info
 from mcp_runtime.session import launch
 from mcp_runtime.session.kept_launch import KeptLaunches, Planned, Started, keep
 from mcp_runtime.session.stdio import StdioTransport
@@ -54,7 +55,7 @@ async def children_started(
                     planned.append(launched)
         await _discard(kept)
         current, (store_file, digest) = KeptLaunches.current, store
-        if current is not None and digest is not None and planned != current.read:
+        if current is not None and digest is not None and (planned != current.read or not current.matched):
             try:
                 await anyio.to_thread.run_sync(keep, current.data_dir, current.identity, (store_file, digest), planned)
             except (AppError, OSError) as exc:  # a planted link, a full disk: the next start takes the longer way
@@ -98,8 +99,9 @@ async def _start(
 
 
 def _keepable(config: StdioServerConfig) -> bool:
-    """Whether its launch holds only what the store file itself records (no variable of the daemon's passed on)."""
-    return not config.env_vars
+    """Whether its launch holds nothing a file may not: no variable of the daemon's passed on, and no ``env``
+    value where secrets belong in the OS keychain (a file store's ``mcps.json`` records them anyway)."""
+    return not config.env_vars and (not config.env or secret_store_info()["kind"] != "keychain")
 
 
 def _planned_now(config: StdioServerConfig, env: Mapping[str, str]) -> Planned | None:

@@ -92,6 +92,8 @@ class KeptLaunches:
         self.identity = identity
         self.read: list[Planned] = []
         """The launches the kept file held for this store (empty when it was missing or stale)."""
+        self.matched = False
+        """Whether the kept file was kept for this store and deployment (else it is replaced, whatever it held)."""
         self._started: list[Started] = []
         self._go = initialized
         self._spawned = threading.Event()
@@ -121,7 +123,8 @@ class KeptLaunches:
         return started
 
     def _run(self) -> None:
-        self.read = _load(self.data_dir, self.identity)
+        kept = _load(self.data_dir, self.identity)
+        self.read, self.matched = kept or [], kept is not None
         if not self.read:
             return
         options = children.child_setup()
@@ -134,24 +137,24 @@ class KeptLaunches:
             threading.Event().wait()  # Linux's parent-death signal comes when the thread that forked ends: never
 
 
-def _load(data_dir: Path, identity: str) -> list[Planned]:
-    """The kept launches, if they were kept for the store file as it is now and for this deployment."""
+def _load(data_dir: Path, identity: str) -> list[Planned] | None:
+    """The kept launches, if they were kept for the store file as it is now and for this deployment; else None."""
     try:
         kept = safe_fs.read_file(data_dir, KEPT_FILE, MAX_KEPT_BYTES)
         if kept is None:
-            return []
+            return None
         document = json.loads(kept)
         store = safe_fs.read_file(data_dir, document["store"], MAX_KEPT_BYTES)
         if store is None or document.get("version") != KEPT_VERSION:
-            return []
+            return None
         if document.get("key") != key(identity, digest(store)):
-            return []
+            return None
         return [
             Planned(entry["executable"], tuple(entry["argv"]), tuple(map(tuple, entry["env"])), entry["cwd"])
             for entry in document["launches"]
         ]
     except Exception:  # an unsafe path too (``safe_fs``): whatever is wrong, the servers start the ordinary way
-        return []
+        return None
 
 
 def digest(data: bytes) -> str:

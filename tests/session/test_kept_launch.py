@@ -28,17 +28,17 @@ def test_a_changed_store_reads_nothing(tmp_path: Path) -> None:
     identity = launch_identity(SETTINGS, None)
     _kept(tmp_path, b'{"version": 1}', identity)
     (tmp_path / "mcps.json").write_bytes(b'{"version": 1, "mcpServers": {}}')
-    assert _load(tmp_path, identity) == []
+    assert _load(tmp_path, identity) is None
 
 
 def test_other_settings_or_another_policy_read_nothing(tmp_path: Path) -> None:
     policy = tmp_path / "policy.json"
     policy.write_text('{"deny": []}')
     _kept(tmp_path, b'{"version": 1}', launch_identity(SETTINGS, str(policy)))
-    assert _load(tmp_path, launch_identity((["stdio"], *SETTINGS[1:]), str(policy))) == []
+    assert _load(tmp_path, launch_identity((["stdio"], *SETTINGS[1:]), str(policy))) is None
     policy.write_text('{"deny": [{"name": "*"}]}')
-    assert _load(tmp_path, launch_identity(SETTINGS, str(policy))) == []
-    assert _load(tmp_path, launch_identity(SETTINGS, None)) == []
+    assert _load(tmp_path, launch_identity(SETTINGS, str(policy))) is None
+    assert _load(tmp_path, launch_identity(SETTINGS, None)) is None
 
 
 def test_a_damaged_kept_file_reads_nothing(tmp_path: Path) -> None:
@@ -47,9 +47,9 @@ def test_a_damaged_kept_file_reads_nothing(tmp_path: Path) -> None:
     document = json.loads((tmp_path / KEPT_FILE).read_text())
     document["launches"] = [{"executable": "/bin/cat"}]
     (tmp_path / KEPT_FILE).write_text(json.dumps(document))
-    assert _load(tmp_path, identity) == []
+    assert _load(tmp_path, identity) is None
     (tmp_path / KEPT_FILE).write_text("not json")
-    assert _load(tmp_path, identity) == []
+    assert _load(tmp_path, identity) is None
     document["store"] = "../elsewhere.json"
     (tmp_path / KEPT_FILE).write_text(json.dumps(document))
-    assert _load(tmp_path, identity) == []
+    assert _load(tmp_path, identity) is None
