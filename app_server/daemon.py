@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         McpClientManager,
         McpThreadRuntime,
         OAuthLogins,
+        RuntimeSettings,
         Spawner,
         StoredServer,
     )
@@ -44,9 +45,19 @@ class Daemon:
     The store, the management owner and the thread registry are built on first use: ``initialize`` needs none of
     them, and the management owner imports the MCP SDK."""
 
-    def __init__(self, *, data_dir: Path, env: Mapping[str, str], home: Path, trace: Trace | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        data_dir: Path,
+        env: Mapping[str, str],
+        home: Path,
+        settings: RuntimeSettings,
+        trace: Trace | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self.env = env
+        self.settings = settings
+        """What the command line decided for the runtime (the deployment's policy), handed to every owner."""
         self.home = home
         self.trace = trace
         """``--trace``: where every message in and out is recorded (redacted), if anywhere."""
@@ -108,9 +119,9 @@ class Daemon:
     def installs(self) -> Installs:
         """Registry search and install, bundles (SPEC §15), against ``--registry-url``."""
         if self._installs is None:
-            from mcp_runtime import Installs, policy
+            from mcp_runtime import Installs
 
-            self._installs = Installs(policy().registry_url or "", self.data_dir)
+            self._installs = Installs(self.settings.policy.registry_url or "", self.data_dir)
         return self._installs
 
     @property
@@ -120,7 +131,13 @@ class Daemon:
             from mcp_runtime import McpClientManager
 
             self._manager = McpClientManager(
-                self._configs, self.publish, self.env, self.data_dir, spawner=self.spawner, starting=self._autostart
+                self._configs,
+                self.publish,
+                self.env,
+                self.data_dir,
+                spawner=self.spawner,
+                settings=self.settings,
+                starting=self._autostart,
             )
         return self._manager
 
@@ -137,6 +154,7 @@ class Daemon:
                 env=self.env,
                 bus=self.bus,
                 spawner=self.spawner,
+                settings=self.settings,
             )
         return self._threads
 
@@ -222,7 +240,7 @@ class Daemon:
         done, this launch's read of the login shell, which no longer competes with them."""
         from mcp_runtime import children_started, load_owners, load_thread_owner, refresh_login_path
 
-        async with children_started(configs, self.env, store):
+        async with children_started(configs, self.env, self.settings.policy, store):
             try:
                 await self.first_answer.wait()  # the host's first list needs the machine more than the SDK's import
                 await load_owners()
@@ -232,7 +250,7 @@ class Daemon:
                 starting.start_soon(load_thread_owner)  # off autostart's path, while its sessions start
                 await self.manager.start_enabled(list(configs))
         if any(config.type == "stdio" for config in configs.values()):
-            await refresh_login_path()
+            await refresh_login_path(self.settings.policy)
 
     def server_created(self, name: str, config: McpServerConfig) -> None:
         """A server was created (or installed): an enabled one starts in its management connection in the

@@ -7,9 +7,7 @@ Run: ``.venv/bin/python -m bench.usable_keychain [--rounds 7] [--json]``.
 
 from __future__ import annotations
 
-import argparse
 import json
-import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -45,37 +43,12 @@ def measure(rounds: int) -> dict[str, Any]:
             home.mkdir()
             env = {**usable._slow_login_home(str(home)), **keychain.env()}
             items = _fill(str(data_dir), env)
-            usable.daemon_round(str(data_dir), env, *KEYCHAIN)  # warm the page cache for both sides
-            usable.floor_round(items, keychain.env())
-            daemon: list[float] = []
-            floor: list[float] = []
-            for _ in range(rounds):
-                daemon.append(usable.daemon_round(str(data_dir), env, *KEYCHAIN)[0])
-                floor.append(usable.floor_round(items, keychain.env()))
-    usable_s, floor_s = statistics.median(daemon), statistics.median(floor)
-    return {
-        "servers": usable.SERVERS,
-        "usable_s": round(usable_s, 3),
-        "floor_s": round(floor_s, 3),
-        "ratio": round(usable_s / floor_s, 2),
-        "budget_ratio": usable.BUDGET,
-        "rounds": rounds,
-    }
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    report = measure(args.rounds)
-    if args.json:
-        print(json.dumps(report))
-        return
-    print(f"spawn → {report['servers']} servers ready, secrets in the keychain   daemon {report['usable_s']} s   "
-          f"floor (keyring reads + SDK starts) {report['floor_s']} s   "
-          f"ratio {report['ratio']} (budget ≤ {usable.BUDGET})")
+            return usable.in_turns(
+                rounds,
+                lambda: usable.daemon_round(str(data_dir), env, *KEYCHAIN),
+                lambda: usable.floor_round(items, keychain.env()),
+            )
 
 
 if __name__ == "__main__":
-    main()
+    usable.main(measure, ", secrets in the keychain", " (keyring reads + SDK starts)")

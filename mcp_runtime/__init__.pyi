@@ -11,7 +11,6 @@ from .config.edits import redacted as redacted
 from .config.edits import restore_redacted as restore_redacted
 from .config.edits import to_wire as to_wire
 from .config.policy import ConfigPolicy as ConfigPolicy
-from .config.policy import policy as policy
 from .config.rules import check_server as check_server
 from .config.rules import parse_server_config as parse_server_config
 from .events import EventSink as EventSink

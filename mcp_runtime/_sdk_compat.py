@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -67,15 +68,39 @@ PRIVATE_TYPES = ("mcp.client._transport.TransportStreams",)
 """Private SDK names used in annotations only (imported under ``TYPE_CHECKING``, re-exported from here)."""
 
 
+_IMPORTS = threading.Lock()
+"""Held by every import made off the loop: two threads importing one package from different modules each take
+one module's lock and wait for the other's, and Python ends that with ``_DeadlockError`` in one of them."""
+_sdk_loaded = False
+
+
+def serially(load: Callable[[], None]) -> None:
+    """Run ``load`` (imports, in a worker thread) while no other thread imports through here."""
+    with _IMPORTS:
+        load()
+
+
 def _import_client_side() -> None:
-    import mcp.client.stdio
-    import mcp.client.streamable_http  # noqa: F401
+    """Everything the runtime takes from the SDK, the package first, so that no later import on the loop (a login's,
+    a session's) imports a module of it while a worker does."""
+    global _sdk_loaded
+    with _IMPORTS:
+        if _sdk_loaded:
+            return
+        import mcp
+        import mcp.client.auth
+        import mcp.client.stdio
+        import mcp.client.streamable_http
+        import mcp.shared.auth  # noqa: F401
+
+        _sdk_loaded = True
 
 
 async def load_sdk() -> None:
     """Import the SDK's client side in a worker thread: imported inside a start, it would stall the event loop,
-    and every status read with it, while a server is already announced as starting."""
-    if "mcp.client.streamable_http" not in sys.modules:
+    and every status read with it, while a server is already announced as starting. Returns once it is imported
+    whole (a module being imported is in ``sys.modules`` already, so that is no sign)."""
+    if not _sdk_loaded:
         await anyio.to_thread.run_sync(_import_client_side)
 
 

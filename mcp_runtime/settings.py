@@ -1,6 +1,7 @@
-"""What the command line decides for the whole runtime, handed to it once at start-up as one object: the
-deployment's policy, how the daemon starts its child watcher, and the data dir that keeps the login shell's
-``PATH``. Light to import (no model, no SDK): start-up hands it over before anything heavy loads."""
+"""What the command line decides for the whole runtime, as one object: the deployment's policy, how the daemon
+starts its child watcher, and the data dir that keeps the login shell's ``PATH``. Start-up builds it once and hands
+it to the daemon, which hands it to every owner at construction; the owners, their sessions and the handlers read
+the policy from it. Light to import (no model, no SDK): start-up has it before anything heavy loads."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ class RuntimeSettings:
 
 
 def configure_runtime(settings: RuntimeSettings) -> None:
-    """The one door through which start-up configures the runtime: each part reads its share from here on."""
+    """What of ``settings`` is process-wide: the child watcher, where the login shell's ``PATH`` is kept, and the
+    policy the OAuth layer's own checks read (a login and a token fetch are not made through an owner)."""
     set_policy(settings.policy)
     use_child_watcher(settings.watcher)
     keep_login_path(settings.data_dir)

@@ -36,6 +36,7 @@ async def import_from_app(ctx: RequestContext, params: ImportFromAppParams) -> I
             home=daemon.home,
             env=daemon.env,
             existing=existing,
+            policy=daemon.settings.policy,
         )
     )
     if plan.to_create and not params.dry_run:

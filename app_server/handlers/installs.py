@@ -17,7 +17,6 @@ from mcp_runtime import (
     check_server,
     installed_entries,
     parse_server_config,
-    policy,
     remove_other_versions,
 )
 from protocol.install import (
@@ -72,7 +71,7 @@ async def install(ctx: RequestContext, params: InstallParams) -> ServerResult:
     body = planned.config | ({"enabled": params.enabled} if params.enabled is not None else {})
     config = parse_server_config(params.name, body)
     check_server(params.name, config)
-    policy().check_transport(config, params.name)
+    ctx.daemon.settings.policy.check_transport(config, params.name)
     admin_policy().check(params.name, config, planned.source)
     # off the loop: secret inputs are written to the secret store (a keychain may answer slowly) first
     if upgrade:

@@ -28,6 +28,7 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
         )
     kept = await revealed(params.name, config, "oauth.")  # a client secret the keychain keeps
     assert isinstance(kept, HttpServerConfig) and kept.oauth is not None
+    logins = await daemon.logins()  # it has the SDK imported (off the loop) before a login reads its client
     client = login_client(kept.oauth, daemon.env)
     scopes = (
         params.scopes
@@ -36,7 +37,6 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
     )
     if params.thread_id is not None:
         owner(ctx, params.thread_id)  # a thread that must exist, and the asking connection follows it
-    logins = await daemon.logins()
     announced = anyio.Event()
     login_id: list[str] = []
 
@@ -61,7 +61,7 @@ async def login(ctx: RequestContext, params: OAuthLoginParams) -> OAuthLoginResu
         allowed_origins=config.oauth.allowed_origins,
         client=client,
         callback_port=config.oauth.callback_port,
-        client_metadata_url=client_metadata_url(config.oauth),
+        client_metadata_url=client_metadata_url(config.oauth, daemon.settings.policy),
         dpop=config.oauth.dpop,
         timeout_s=float(params.timeout_secs or DEFAULT_TIMEOUT_S),
         http_timeout_s=config.startup_timeout_ms / 1000,

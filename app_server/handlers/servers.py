@@ -13,7 +13,6 @@ from mcp_runtime import (
     admin_policy,
     check_server,
     patched,
-    policy,
     redacted,
     remove_bundle,
     restore_redacted,
@@ -61,15 +60,15 @@ def list_servers(ctx: RequestContext, params: ServerListParams) -> ServerListRes
     else:
         servers = [store.require(name) for name in dict.fromkeys(params.names)]
     data, next_cursor = page(servers, params.cursor, params.limit)
-    origins = Origins(policy().registry_url or "", ctx.daemon.data_dir)
+    origins = Origins(ctx.daemon.settings.policy.registry_url or "", ctx.daemon.data_dir)
     return ServerListResult(data=[record(s, origins) for s in data], next_cursor=next_cursor)
 
 
 @method("mcpServer/create", ServerCreateParams)
 async def create(ctx: RequestContext, params: ServerCreateParams) -> ServerResult:
     check_server(params.name, params.config)
-    policy().check_transport(params.config, params.name)
-    policy().check_sources(params.config, params.name)
+    ctx.daemon.settings.policy.check_transport(params.config, params.name)
+    ctx.daemon.settings.policy.check_sources(params.config, params.name)
     admin_policy().check(params.name, params.config)
     config = restore_redacted(params.config, None)
     # off the loop: the config's secrets are written to the secret store (a keychain may answer slowly) first
@@ -90,8 +89,8 @@ async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResul
     def change(stored: McpServerConfig) -> McpServerConfig:
         config = restore_redacted(sent, stored) if sent is not None else patched(params.name, stored, patch or {})
         if config.type != stored.type:
-            policy().check_transport(config, params.name)
-        policy().check_sources(config, params.name)
+            ctx.daemon.settings.policy.check_transport(config, params.name)
+        ctx.daemon.settings.policy.check_sources(config, params.name)
         admin_policy().check(params.name, config, source)
         return config
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from app_server.daemon import Daemon
     from app_server.wire.trace import Trace
-    from mcp_runtime import SecretStoreDecision
+    from mcp_runtime import RuntimeSettings, SecretStoreDecision
 
 WINDOWS_GAPS = "the data dir's guarantees need O_NOFOLLOW and dir_fd, stdio servers need process groups"
 """What serving lacks on Windows (SPEC §10: type-checked and importable there, refused explicitly)."""
@@ -169,7 +169,8 @@ def serve(
     if sys.platform == "win32":
         print(f"{NAME}: serving is not supported on Windows: {WINDOWS_GAPS}", file=sys.stderr)
         return 2
-    configure_runtime(RuntimeSettings(policy, _own_command(options.WATCH_CHILDREN), data_dir))
+    settings = RuntimeSettings(policy, _own_command(options.WATCH_CHILDREN), data_dir)
+    configure_runtime(settings)
     try:
         safe_fs.seal(data_dir)  # 0700/0600 throughout, and the temp files of a killed daemon removed
     except OSError as exc:
@@ -195,7 +196,7 @@ def serve(
     sys.stdout = sys.stderr  # stdout carries protocol only: whatever else prints (a library, a logger) goes to stderr
     try:
         anyio.run(
-            _serve, data_dir, listen, signals, early, trace, "uvloop" if uvloop else "asyncio", descriptors,
+            _serve, settings, listen, signals, early, trace, "uvloop" if uvloop else "asyncio", descriptors,
             backend_options={"use_uvloop": uvloop},
         )  # fmt: skip
     finally:
@@ -220,7 +221,7 @@ def _has_uvloop() -> bool:
 
 
 async def _serve(
-    data_dir: Path,
+    settings: RuntimeSettings,
     listen: tuple[Path, socket.socket] | None,
     signals: StopSignals,
     early: EarlyStdio | None,
@@ -241,6 +242,7 @@ async def _serve(
     from protocol.constants import VERSION
 
     log = get_logger("app_server.startup")
+    data_dir = settings.data_dir
     began = time.monotonic()
     env = dict(os.environ)
     announced = False
@@ -263,7 +265,8 @@ async def _serve(
             )
 
     unread, served = early.handover() if early is not None else (b"", None)
-    async with Daemon(data_dir=data_dir, env=env, home=Path(env.get("HOME") or Path.home()), trace=trace) as daemon:
+    home = Path(env.get("HOME") or Path.home())
+    async with Daemon(data_dir=data_dir, env=env, home=home, settings=settings, trace=trace) as daemon:
         stdio = await Transport.stdio(data_dir, unread, input_ended=early is not None and early.ended)
         main = Processor(daemon, ClientConnection("stdio", stdio))
         processors = {main}

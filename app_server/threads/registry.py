@@ -30,7 +30,7 @@ from protocol.jsonrpc import AppError
 from protocol.thread import ResourceReadFact, Thread, ThreadStartParams
 
 if TYPE_CHECKING:
-    from mcp_runtime import EventSink, McpThreadRuntime, Spawner
+    from mcp_runtime import EventSink, McpThreadRuntime, RuntimeSettings, Spawner
 
 log = get_logger("app_server.threads")
 
@@ -152,6 +152,7 @@ class ThreadRegistry:
         env: Mapping[str, str],
         bus: EventBus,
         spawner: Spawner,
+        settings: RuntimeSettings,
     ) -> None:
         self.data_dir = data_dir
         self.directory = data_dir / "threads"
@@ -163,6 +164,7 @@ class ThreadRegistry:
         self._env = env
         self._bus = bus
         self._spawner = spawner
+        self._settings = settings
         self._threads: dict[str, CanonicalThread] = {}
 
     # ------------------------------------------------------------- durability
@@ -210,6 +212,7 @@ class ThreadRegistry:
             env=self._env,
             data_dir=self.data_dir,
             spawner=self._spawner,
+            settings=self._settings,
             archive=self.context_archive,
             allowed_tools=record.allowed_tools,
             disabled_tools=record.disabled_tools,
@@ -245,7 +248,7 @@ class ThreadRegistry:
     # ---------------------------------------------------------------- methods
 
     def _server_set(self, params: ThreadStartParams) -> dict[str, McpServerConfig]:
-        from mcp_runtime import MAX_SERVERS, check_server, normalized, policy, restore_redacted
+        from mcp_runtime import MAX_SERVERS, check_server, normalized, restore_redacted
 
         servers: dict[str, McpServerConfig] = {}
         if not params.strict_mcp_config:
@@ -272,7 +275,7 @@ class ThreadRegistry:
                 servers[name] = config
         if len(servers) > MAX_SERVERS:
             raise AppError("tooManyServers", f"a thread has at most {MAX_SERVERS} servers", limit=MAX_SERVERS)
-        policy().check_all(servers.items())
+        self._settings.policy.check_all(servers.items())
         return servers
 
     def start(self, params: ThreadStartParams, connection: ClientConnection) -> Thread:

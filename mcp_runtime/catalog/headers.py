@@ -8,6 +8,7 @@ invalid. The daemon needs the names it left out, to log them and show them in th
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from mcp_runtime import _sdk_compat
@@ -15,13 +16,21 @@ from mcp_runtime import _sdk_compat
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
 
+    from mcp_runtime.session.fresh import FreshReader
 
-async def listed_tools(session: ClientSession, params: Any, dropped: list[str] | None = None) -> Any:
-    """One ``tools/list`` page as the session's ``list_tools`` returns it; the tools it left out are appended to
-    ``dropped``."""
+
+async def listed_tools(
+    session: ClientSession, params: Any, dropped: list[str] | None = None, fresh: FreshReader | None = None
+) -> Any:
+    """One ``tools/list`` page as the session's ``list_tools`` returns it (a fresh page kept is taken in the same
+    way); the tools it left out are appended to ``dropped``."""
     import mcp_types as types
 
-    result = await session.send_request(types.ListToolsRequest(params=params), types.ListToolsResult)
+    def send() -> Awaitable[Any]:
+        return session.send_request(types.ListToolsRequest(params=params), types.ListToolsResult)
+
+    cursor = params.cursor if params is not None else None
+    result = await (fresh.page("tools/list", cursor, send) if fresh is not None else send())
     offered = [tool.name for tool in result.tools]
     complete = (params is None or params.cursor is None) and result.next_cursor is None
     result = _sdk_compat.absorb_tool_listing(session, result, complete=complete)

@@ -77,7 +77,8 @@ _policy = ConfigPolicy()
 
 
 def policy() -> ConfigPolicy:
-    """The deployment's policy (set once at start-up by the command line)."""
+    """The deployment's policy as the OAuth layer reads it, the same object start-up hands the owners in
+    ``RuntimeSettings`` (set once, by ``configure_runtime``)."""
     return _policy
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from mcp_runtime.config.admin_policy import admin_policy
 from mcp_runtime.config.edits import normalized
-from mcp_runtime.config.policy import policy
+from mcp_runtime.config.policy import ConfigPolicy
 from mcp_runtime.config.rules import parse_server_config
 from mcp_runtime.importers.common import AppSpec
 from mcp_runtime.importers.documents import parse_entries
@@ -45,8 +45,10 @@ def plan_import(
     home: Path,
     env: Mapping[str, str],
     existing: Mapping[str, McpServerConfig],
+    policy: ConfigPolicy,
 ) -> ImportPlan:
-    """Raise ``unknownResource`` when the file does not exist and ``invalidParams`` when it does not parse."""
+    """Entries the deployment's ``policy`` refuses are skipped. Raise ``unknownResource`` when the file does not
+    exist and ``invalidParams`` when it does not parse."""
     spec = APPS[app]
     target = resolve_path(spec, path, home, env)
     try:
@@ -70,12 +72,17 @@ def plan_import(
                 plan.warnings.append(f"{label}: skipped ({scope}): the {seen[name]} scope has a server with this name")
                 continue
             seen[name] = scope
-            _plan_entry(plan, spec, name, raw, existing)
+            _plan_entry(plan, spec, name, raw, existing, policy)
     return plan
 
 
 def _plan_entry(
-    plan: ImportPlan, spec: AppSpec, name: str, raw: object, existing: Mapping[str, McpServerConfig]
+    plan: ImportPlan,
+    spec: AppSpec,
+    name: str,
+    raw: object,
+    existing: Mapping[str, McpServerConfig],
+    policy: ConfigPolicy,
 ) -> None:
     label = name[:64]
     if not isinstance(raw, dict):
@@ -85,7 +92,7 @@ def _plan_entry(
     notes: list[str] = []
     try:
         config = parse_server_config(name, spec.read_entry(raw, notes))
-        policy().check_transport(config, name)
+        policy.check_transport(config, name)
         admin_policy().check(name, config, "import")
     except AppError as exc:
         plan.skipped.append(SkippedEntry(name=label, reason=exc.reason))

@@ -19,6 +19,8 @@ from protocol.status import AuthStatus
 if TYPE_CHECKING:
     import httpx2
 
+    from mcp_runtime.config.policy import ConfigPolicy
+
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "AuthStatus",
@@ -117,14 +119,12 @@ def login_client(settings: OAuthSettings, env: Mapping[str, str]) -> Any:
     return pre_registered_client(settings, client_secret(settings, env), None)
 
 
-def client_metadata_url(settings: OAuthSettings) -> str | None:
-    """The client ID metadata document a login offers: the server's own, else the daemon's default (none for a
-    pre-registered client, which has its id already)."""
+def client_metadata_url(settings: OAuthSettings, policy: ConfigPolicy) -> str | None:
+    """The client ID metadata document a login offers: the server's own, else the deployment's default (none for
+    a pre-registered client, which has its id already)."""
     if settings.client_id is not None:
         return None
-    from mcp_runtime.config.policy import policy
-
-    return settings.client_metadata_url or policy().oauth_client_metadata_url
+    return settings.client_metadata_url or policy.oauth_client_metadata_url
 
 
 def step_up_scopes(data_dir: Path, name: str, url: str) -> list[str] | None:

@@ -20,6 +20,7 @@ import anyio
 import anyio.abc
 import structlog
 
+from mcp_runtime._sdk_compat import load_sdk
 from mcp_runtime.oauth.callback import CallbackHub
 from mcp_runtime.oauth.credentials import CredentialStore, expires_at
 from mcp_runtime.oauth.dpop import DPoP, Mode, ProvingAuth
@@ -168,6 +169,7 @@ class OAuthLogins:
         self._hub: CallbackHub | None = None
 
     async def __aenter__(self) -> OAuthLogins:
+        await load_sdk()  # off the loop, one import at a time: a start may be importing it in a worker right now
         silence_sdk_auth_logging()
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -38,6 +38,9 @@ from protocol.secrets import masked
 from protocol.status import AuthStatus, ServerStatus, StartupState, StartupStatusUpdated
 from protocol.tool import ToolView
 
+if TYPE_CHECKING:
+    from mcp_runtime.settings import RuntimeSettings
+
 log = structlog.get_logger("mcp_runtime.owners")
 
 
@@ -49,9 +52,13 @@ class SlotOwner(ABC):
 
     thread_id: str | None = None
 
-    def __init__(self, *, sink: EventSink, env: Mapping[str, str], data_dir: Path, spawner: Spawner) -> None:
+    def __init__(
+        self, *, sink: EventSink, env: Mapping[str, str], data_dir: Path, spawner: Spawner, settings: RuntimeSettings
+    ) -> None:
         self._sink = sink
         self._env = env
+        self._settings = settings
+        """What the command line decided (the deployment's policy), handed over once by start-up."""
         self._data_dir = data_dir
         self._spawner = spawner
         self.catalog = CatalogCache()
@@ -160,6 +167,7 @@ class SlotOwner(ABC):
             name,
             config,
             env=self._env,
+            policy=self._settings.policy,
             sink=self._sink,
             spawner=self._spawner,
             thread_id=self.thread_id,

@@ -13,10 +13,12 @@ FORM_BACKSTOP_S = 86_400.0
 while a form is open) ends it, and a request the SDK lost track of still ends."""
 
 
-def runs_as_task(tool: Any) -> bool:
-    """A tool that must be called as a task (``execution.taskSupport: "required"``, MCP 2025-11-25)."""
+def runs_as_task(tool: Any, *, background: bool = False) -> bool:
+    """A tool called as a task (MCP 2025-11-25): one that must be (``execution.taskSupport: "required"``), and one
+    that may be (``optional``) when the host asked for a background call."""
     execution = (tool.model_extra or {}).get("execution")
-    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
+    support = execution.get("taskSupport") if isinstance(execution, dict) else None
+    return support == "required" or (background and support == "optional")
 
 
 class CallDeadline:

@@ -207,19 +207,12 @@ async def elicit(thread_id: str, server: str, call: Call | None, params: Any, ur
     if call is None or call.channel is None:
         log.info("elicitation_declined_unattributed", server=server, thread_id=thread_id)
         return ElicitResult(action="decline")
+    asked: dict[str, Any]  # what the request asks, by mode: the URL to open and its id, or the form to fill
     if getattr(params, "mode", "form") == "url":
         if not acceptable_url(params.url):
             log.info("elicitation_declined_unsafe_url", server=server, thread_id=thread_id)
             return ElicitResult(action="decline")
-        request = ElicitationRequest(
-            thread_id=thread_id,
-            turn_id=call.turn_id,
-            server_name=server,
-            mode="url",
-            message=params.message,
-            url=params.url,
-            elicitation_id=params.elicitation_id,
-        )
+        asked = {"mode": "url", "url": params.url, "elicitation_id": params.elicitation_id}
         urls.remember(server, params.elicitation_id, call.channel.notify)
     else:
         raw_schema = params.requested_schema
@@ -231,14 +224,10 @@ async def elicit(thread_id: str, server: str, call: Call | None, params: Any, ur
         if not _form_check().is_valid(schema):
             log.info("elicitation_declined_unsupported_form", server=server, thread_id=thread_id)
             return ElicitResult(action="decline")
-        request = ElicitationRequest(
-            thread_id=thread_id,
-            turn_id=call.turn_id,
-            server_name=server,
-            mode="form",
-            message=params.message,
-            requested_schema=schema,
-        )
+        asked = {"mode": "form", "requested_schema": schema}
+    request = ElicitationRequest(
+        thread_id=thread_id, turn_id=call.turn_id, server_name=server, message=params.message, **asked
+    )
     resolution = CANCELLED
     with call.waiting():
         resolution = await call.channel.ask(request, call.ending)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import anyio
 
-from mcp_runtime._sdk_compat import load_sdk
+from mcp_runtime._sdk_compat import load_sdk, serially
 
 
 def _import_management() -> None:
@@ -17,7 +17,7 @@ async def load_owners() -> None:
     (a thread's owner is not on that path: it loads with the handlers, after autostart's sessions have begun); at
     once when they are loaded already."""
     await load_sdk()
-    await anyio.to_thread.run_sync(_import_management)
+    await anyio.to_thread.run_sync(serially, _import_management)
 
 
 def _import_thread_owner() -> None:
@@ -26,4 +26,4 @@ def _import_thread_owner() -> None:
 
 async def load_thread_owner() -> None:
     """A thread's owner, off the loop (so a first ``thread/start`` does not import it on the loop)."""
-    await anyio.to_thread.run_sync(_import_thread_owner)
+    await anyio.to_thread.run_sync(serially, _import_thread_owner)

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import structlog
@@ -26,6 +26,9 @@ from mcp_runtime.tasks import Spawner, TaskHandle
 from protocol.config import McpServerConfig
 from protocol.jsonrpc import AppError
 from protocol.status import ServerStatus
+
+if TYPE_CHECKING:
+    from mcp_runtime.settings import RuntimeSettings
 
 log = structlog.get_logger("mcp_runtime.management")
 
@@ -66,10 +69,11 @@ class McpClientManager(SlotOwner):
         data_dir: Path,
         *,
         spawner: Spawner,
+        settings: RuntimeSettings,
         starting: Collection[str] = (),
     ) -> None:
         """``starting``: servers already being autostarted (their rows say ``starting`` until their start ends)."""
-        super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner)
+        super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner, settings=settings)
         self._snapshot = store_snapshot
         self._entries: dict[str, ManagedServer] = {}
         self._closed = False

@@ -1,8 +1,9 @@
 """A thread's background calls (SPEC §16): tool calls left running, read later, kept for their TTL.
 
 A background call is an ordinary thread call (the same checks, projection, archive and elicitation routing) run in
-the daemon's task group instead of the request's, so the request answers at once with the task. Finished tasks
-are kept until their TTL passes or the thread is archived; at most ``MAX_RUNNING`` run at once per thread.
+the daemon's task group instead of the request's, so the request answers at once with the task. A finished task's
+result is written to the thread's archive, not held in memory; the task and its result are forgotten once their TTL
+passes or the thread is archived. At most ``MAX_RUNNING`` run at once per thread.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import anyio
 
 from mcp_runtime.owners.elicitation import Asker, Ending, Resolution
 from mcp_runtime.owners.url_elicitation import Notify
+from mcp_runtime.storage.archive import ThreadArchive, stored
 from mcp_runtime.tasks import Spawner, TaskHandle
 from protocol.elicitation import ElicitationRequest
 from protocol.errors import ErrorDetails
@@ -53,11 +55,13 @@ class BackgroundTask:
     status_message: str | None = None
     created_at: str = field(default_factory=_now)
     last_updated_at: str | None = None
-    answer: bytes | None = None
+    result_ref: str | None = None
+    """Where the finished call's result JSON is in the thread's archive."""
     error: AppError | None = None
     finished_at: float | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
     handle: TaskHandle | None = None
+    expiry: TaskHandle | None = None
     open_forms: int = 0
 
     def info(self) -> TaskInfo:
@@ -103,9 +107,10 @@ class BackgroundTask:
 class BackgroundTasks:
     """The background calls of one thread."""
 
-    def __init__(self, thread_id: str, spawner: Spawner) -> None:
+    def __init__(self, thread_id: str, spawner: Spawner, archive: ThreadArchive) -> None:
         self._thread_id = thread_id
         self._spawner = spawner
+        self._archive = archive
         self._tasks: dict[str, BackgroundTask] = {}
         self._numbers = itertools.count(1)
 
@@ -133,19 +138,21 @@ class BackgroundTasks:
         ttl_ms: int | None = None,
         **call: Any,
     ) -> TaskInfo:
-        """Start a thread's ``call_tool`` as a task: its progress becomes the task's status message, and a form
-        open in front of the user makes it ``input_required``."""
+        """Start a thread's ``call_tool`` as a task: its progress becomes the task's status message, a form open in
+        front of the user makes it ``input_required``, and a tool the server may run as a task runs as one."""
 
         async def run(task: BackgroundTask) -> bytes:
             asking = _TaskForms(channel, task)
-            return await call_tool(server, tool, arguments, progress=task.progress, channel=asking, **call)
+            return await call_tool(
+                server, tool, arguments, progress=task.progress, channel=asking, background=True, **call
+            )
 
         return self.start(server, tool, run, notify=channel.notify, ttl_ms=ttl_ms)
 
     async def _run(self, task: BackgroundTask, run: Run) -> None:
         status: TaskStatus = "failed"
         try:
-            task.answer = await run(task)
+            task.result_ref = await self._keep(await run(task))
             status = "completed"
         except AppError as exc:
             task.error = exc
@@ -160,16 +167,41 @@ class BackgroundTasks:
             task.finished_at = anyio.current_time()
             task.update(status)
             task.done.set()
+            if self._tasks.get(task.task_id) is task:
+                task.expiry = self._spawner.spawn(self._forget_after, task, name=f"background-ttl:{task.task_id}")
+
+    async def _keep(self, answer: bytes) -> str:
+        """Write a result to the thread's archive (a worker thread's file I/O); its ref."""
+        entry = stored(self._archive.new_ref(), "text", "application/json", answer)
+        if not await anyio.to_thread.run_sync(self._archive.put_unless_full, self._thread_id, [(entry, answer)]):
+            message = "the result could not be kept: the data dir's disk is full"
+            raise AppError("storageFull", message, path=str(self._archive.directory))
+        return entry.ref
+
+    async def _forget_after(self, task: BackgroundTask) -> None:
+        """The task's TTL from its end: then it and its archived result are forgotten."""
+        await anyio.sleep(task.ttl_ms / 1000)
+        task.expiry = None
+        await self._forget([task])
+
+    async def _forget(self, tasks: list[BackgroundTask]) -> None:
+        for task in tasks:
+            if self._tasks.get(task.task_id) is task:
+                del self._tasks[task.task_id]
+        refs = [task.result_ref for task in tasks if task.result_ref is not None]
+        if refs:
+            await anyio.to_thread.run_sync(self._archive.drop, self._thread_id, refs)
 
     def _expire(self) -> None:
-        """Forget finished tasks whose TTL has passed, and the oldest finished ones past ``MAX_FINISHED``."""
-        now = anyio.current_time()
-        for task_id, task in list(self._tasks.items()):
-            if task.finished_at is not None and now - task.finished_at >= task.ttl_ms / 1000:
-                del self._tasks[task_id]
+        """Forget the oldest finished tasks past ``MAX_FINISHED`` (their TTL timers forget the others)."""
         finished = sorted((t.finished_at, t.task_id) for t in self._tasks.values() if t.finished_at is not None)
-        for _, task_id in finished[: max(0, len(finished) - MAX_FINISHED)]:
-            del self._tasks[task_id]
+        dropped = [self._tasks[task_id] for _, task_id in finished[: max(0, len(finished) - MAX_FINISHED)]]
+        for task in dropped:
+            del self._tasks[task.task_id]
+            if task.expiry is not None:
+                task.expiry.cancel()
+        if dropped:
+            self._spawner.spawn(self._forget, dropped, name=f"background-forget:{self._thread_id}")
 
     def _get(self, task_id: str) -> BackgroundTask:
         self._expire()
@@ -189,9 +221,17 @@ class BackgroundTasks:
         """Wait for the task to finish: its result JSON, or the call's error."""
         task = self._get(task_id)
         await task.done.wait()
-        if task.answer is not None:
-            return task.answer
-        raise task.error or AppError("internal", "the background call left no result")
+        ref = task.result_ref
+        if ref is None:
+            raise task.error or AppError("internal", "the background call left no result")
+        try:
+            chunk = await anyio.to_thread.run_sync(self._archive.read, self._thread_id, ref, 0, self._archive.cap_bytes)
+        except AppError as exc:
+            if exc.reason != "unknownRef":
+                raise
+            message = f"the result of task {task_id[:64]} was dropped from the thread's archive (its size cap)"
+            raise AppError("unknownTask", message, taskId=task_id[:64]) from None
+        return chunk.data
 
     async def cancel(self, task_id: str) -> TaskInfo:
         """Cancel a running task (upstream too) and wait for it to end; a finished one is left as it is."""
@@ -201,10 +241,15 @@ class BackgroundTasks:
         return task.info()
 
     async def aclose(self) -> None:
-        """The thread is archived: every running task is cancelled and every task forgotten."""
-        for task in list(self._tasks.values()):
+        """The thread is archived: every running task is cancelled and every task forgotten, results included."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
             if task.handle is not None and not task.done.is_set():
                 await task.handle.cancel_and_wait()
+            if task.expiry is not None:
+                await task.expiry.cancel_and_wait()
+        with anyio.CancelScope(shield=True):
+            await self._forget(list(self._tasks.values()))
         self._tasks.clear()
 
 

@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import structlog
@@ -29,7 +29,9 @@ from mcp_runtime.owners.deadline import FORM_BACKSTOP_S, CallDeadline, runs_as_t
 from mcp_runtime.owners.elicitation import Asker, Call
 from mcp_runtime.owners.preview import resource_read_fact
 from mcp_runtime.owners.projection import answer_json, project, tool_call_json, unarchived
+from mcp_runtime.owners.session_expiry import resent_on_new_session
 from mcp_runtime.owners.status import CredentialsStamp
+from mcp_runtime.owners.task_resume import across_losses
 from mcp_runtime.owners.tasks import BackgroundTasks
 from mcp_runtime.owners.thread_server import ThreadServer
 from mcp_runtime.owners.url_elicitation import UrlElicitations
@@ -44,13 +46,20 @@ from protocol.status import ServerStatus
 from protocol.thread import ResourceReadFact
 from protocol.tool import Visibility
 
+if TYPE_CHECKING:
+    from mcp_runtime.settings import RuntimeSettings
+
 __all__ = ["McpThreadRuntime"]
 
 log = structlog.get_logger("mcp_runtime.thread")
 
 
 class McpThreadRuntime(SlotOwner):
-    """The session slots of one canonical thread."""
+    """The session slots of one canonical thread.
+
+    Large because a thread's call is one path from the model's request to its answer: the ready slot (woken,
+    reconnected), the call's deadline, tasks and background calls, a resend on a server's new session, and forms
+    routed back to the calling connection; split, each part would pass the call's state to the next."""
 
     def __init__(
         self,
@@ -61,12 +70,13 @@ class McpThreadRuntime(SlotOwner):
         env: Mapping[str, str],
         data_dir: Path,
         spawner: Spawner,
+        settings: RuntimeSettings,
         archive: ThreadArchive,
         allowed_tools: Sequence[str] | None = None,
         disabled_tools: Sequence[str] | None = None,
         record_fact: Callable[[ResourceReadFact], None] | None = None,
     ) -> None:
-        super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner)
+        super().__init__(sink=sink, env=env, data_dir=data_dir, spawner=spawner, settings=settings)
         self.thread_id: str = thread_id
         self._servers = {name: ThreadServer(config) for name, config in servers.items()}
         self._filters = (
@@ -77,7 +87,7 @@ class McpThreadRuntime(SlotOwner):
         self._archive = archive
         self._closed = False
         self._urls = UrlElicitations(thread_id)
-        self.tasks = BackgroundTasks(thread_id, spawner)
+        self.tasks = BackgroundTasks(thread_id, spawner, archive)
         """Its background calls (SPEC §16)."""
 
     # ------------------------------------------------------------- lifecycle
@@ -258,9 +268,11 @@ class McpThreadRuntime(SlotOwner):
         progress: ProgressCallback | None = None,
         channel: Asker | None = None,
         origin: Visibility = "model",
+        background: bool = False,
     ) -> bytes:
         """Execute one tool call: its ``ToolCallResult`` JSON (``isError`` results included), projected and with
-        its blobs and long text archived, serialized once here (its size is checked on the answer itself)."""
+        its blobs and long text archived, serialized once here (its size is checked on the answer itself). A
+        ``background`` call (SPEC §16) runs a tool that may be a task as one."""
         async with self._use(server):
             entry = self._server(server)
             slot = await self._ready_slot(server)
@@ -280,14 +292,25 @@ class McpThreadRuntime(SlotOwner):
             try:
                 with anyio.CancelScope() as scope:
                     call.deadline = CallDeadline(scope, limit_ms / 1000)  # stops while a form is open
-                    result = await slot.call_tool(
-                        tool,
-                        arguments,
-                        timeout_s=limit_ms / 1000 + FORM_BACKSTOP_S,
+                    timeout_s = limit_ms / 1000 + FORM_BACKSTOP_S
+                    send = functools.partial(
+                        SessionSlot.call_tool,
+                        name=tool,
+                        arguments=arguments,
+                        timeout_s=timeout_s,
                         progress=progress,
                         meta=meta,
-                        as_task=runs_as_task(spec.tool),
+                        as_task=runs_as_task(spec.tool, background=background),
                         task_started=call.task_started,
+                    )
+                    reconnected = functools.partial(self._ready_slot, server)
+                    result = await across_losses(
+                        functools.partial(resent_on_new_session, send, slot, reconnected),
+                        reconnected,
+                        timeout_s=timeout_s,
+                        progress=progress,
+                        server=server,
+                        thread_id=self.thread_id,
                     )
                 if scope.cancelled_caught:
                     call.timed_out = True

@@ -16,6 +16,7 @@ from mcp_runtime import _sdk_compat
 from mcp_runtime.session import early
 from mcp_runtime.session.errors import marked_reason
 from mcp_runtime.session.extensions import client_extensions
+from mcp_runtime.session.fresh import FreshReader, config_key
 from mcp_runtime.session.refresh import KINDS, fetch_catalog
 from mcp_runtime.session.state import ConnectionState, dump
 from mcp_runtime.session.stdio import StdioTransport
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 
+    from mcp_runtime.config.policy import ConfigPolicy
+
 MODES = {"auto": "auto", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
 
 
@@ -35,18 +38,20 @@ def open_client(
     config: McpServerConfig,
     env: Mapping[str, str],
     tail: StderrTail,
+    policy: ConfigPolicy,
     *,
     auth: httpx2.Auth | None,
     graceful: Callable[[], bool],
     on_message: Callable[[Any], Awaitable[None]],
     elicitation: Callable[[Any, Any], Awaitable[Any]] | None,
 ) -> tuple[Client, Any]:
-    """The (not yet entered) SDK client and its transport; ``graceful`` tells a stdio child how to be stopped."""
+    """The (not yet entered) SDK client and its transport under the deployment's ``policy``; ``graceful`` tells a
+    stdio child how to be stopped."""
     from mcp_types import Implementation
 
     mode = MODES[config.protocol]
     claimed = early.claim(config, env, tail) if isinstance(config, StdioServerConfig) else None
-    transport = claimed or build_transport(config, env, tail, auth=auth)
+    transport = claimed or build_transport(config, env, tail, policy, auth=auth)
     if isinstance(transport, StdioTransport):
         transport.graceful = graceful
     client_class = _sdk_compat.probe_bounded_client(marked_reason) if mode == "auto" else _sdk_compat.plain_client()
@@ -71,8 +76,11 @@ async def _decline(_ctx: Any, _params: Any) -> Any:
     return ElicitResult(action="decline")
 
 
-async def handshake(client: Client, server: str, config: McpServerConfig, elicits: bool) -> ConnectionState:
-    """After the SDK's handshake: real capabilities for a pinned 2026 mode, then the whole catalog."""
+async def handshake(
+    client: Client, server: str, config: McpServerConfig, elicits: bool, fresh: FreshReader
+) -> ConnectionState:
+    """After the SDK's handshake: real capabilities for a pinned 2026 mode, then the whole catalog (the lists
+    still fresh taken from ``fresh``, which learns the connection's era here)."""
     import mcp_types as types
 
     session = client.session
@@ -91,7 +99,9 @@ async def handshake(client: Client, server: str, config: McpServerConfig, elicit
         protocol_version=client.protocol_version,
         instructions=session.instructions,
     )
-    catalog = await fetch_catalog(session, server, KINDS)
+    fresh.key = config_key(config, client.protocol_version)
+    fresh.modern = is_modern(client.protocol_version)
+    catalog = await fetch_catalog(session, server, KINDS, fresh)
     return replace(state, status="connected", **catalog)
 
 

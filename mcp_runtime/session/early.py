@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 import anyio
 import structlog
 
-from mcp_runtime.config.policy import policy
+from mcp_runtime.config.policy import ConfigPolicy
 from mcp_runtime.platform.shell_path import LOGIN_PATH
 from mcp_runtime.secrets.base import is_reference
 from mcp_runtime.secrets.store import secret_store_info
@@ -36,7 +36,10 @@ _waiting: list[tuple[StdioServerConfig, Mapping[str, str], StdioTransport]] = []
 
 @asynccontextmanager
 async def children_started(
-    configs: Mapping[str, McpServerConfig], env: Mapping[str, str], store: tuple[str, str | None]
+    configs: Mapping[str, McpServerConfig],
+    env: Mapping[str, str],
+    policy: ConfigPolicy,
+    store: tuple[str, str | None],
 ) -> AsyncIterator[None]:
     """Start the child of every stdio server in ``configs`` before entering (a spawn takes a few milliseconds of
     the loop, the SDK's import far longer), holding those started at ``initialized`` from kept launches; on
@@ -49,8 +52,8 @@ async def children_started(
     planned: list[Planned] = []
     try:
         for name, config in configs.items():
-            if isinstance(config, StdioServerConfig) and (launched := _planned_now(config, env)) is not None:
-                await _start(name, config, env, launched, kept)
+            if isinstance(config, StdioServerConfig) and (launched := _planned_now(config, env, policy)) is not None:
+                await _start(name, config, env, policy, launched, kept)
                 if _keepable(config):
                     planned.append(launched)
         await _discard(kept)
@@ -82,9 +85,14 @@ async def _discard(kept: list[Started]) -> None:
 
 
 async def _start(
-    name: str, config: StdioServerConfig, env: Mapping[str, str], planned: Planned, kept: list[Started]
+    name: str,
+    config: StdioServerConfig,
+    env: Mapping[str, str],
+    policy: ConfigPolicy,
+    planned: Planned,
+    kept: list[Started],
 ) -> None:
-    transport = StdioTransport(config, env, StderrTail(secret_values(config, env)))
+    transport = StdioTransport(config, env, StderrTail(secret_values(config, env)), policy)
     held = next((started for started in kept if started.planned == planned), None)
     try:
         if held is not None:
@@ -104,18 +112,18 @@ def _keepable(config: StdioServerConfig) -> bool:
     return not config.env_vars and (not config.env or secret_store_info()["kind"] != "keychain")
 
 
-def _planned_now(config: StdioServerConfig, env: Mapping[str, str]) -> Planned | None:
+def _planned_now(config: StdioServerConfig, env: Mapping[str, str], policy: ConfigPolicy) -> Planned | None:
     """The launch of ``config`` when it is known without waiting for the login shell (``stdio._plan``) or for a
     secret from the keychain (its session reveals it)."""
     try:
-        policy().check_transport(config)
+        policy.check_transport(config)
     except AppError:
         return None
     if any(is_reference(value) for value in config.env.values()):
         return None
-    sandbox = policy().stdio_sandbox
+    sandbox = policy.stdio_sandbox
     known: tuple[str, ...] | None = ()
-    if policy().path_from_shell:
+    if policy.path_from_shell:
         known = LOGIN_PATH.known(os.environ)
         if known is None and sandbox:
             return None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 
 from mcp_runtime.limits import MAX_SERVER_MESSAGE_BYTES
-from mcp_runtime.session.http_refusal import RefusalLog, read_capped
+from mcp_runtime.session.http_refusal import RefusalLog, read_capped, session_gone
 from mcp_runtime.session.refusal import REASON_MARKER, refusal_body
 from protocol.config import HttpServerConfig
 from protocol.jsonrpc import AppError
@@ -48,10 +48,10 @@ def resolve_headers(config: HttpServerConfig, env: Mapping[str, str]) -> dict[st
     return headers
 
 
-def _refusal(request: httpx2.Request, reason: str, message: str) -> httpx2.Response:
+def _refusal(request: httpx2.Request, reason: str, message: str, **details: Any) -> httpx2.Response:
     import httpx2
 
-    body = refusal_body(AppError(reason, message))
+    body = refusal_body(AppError(reason, message, **details))
     return httpx2.Response(400, headers={"content-type": "application/json"}, content=body, request=request)
 
 
@@ -102,6 +102,11 @@ def _policy_transport(
                 body = await read_capped(response)
                 await response.aclose()
                 refusals.note(status, body)
+                if request.headers.get("mcp-session-id") and session_gone(status, body):
+                    # A restarted server: the session is lost (its catalog kept, the next use reconnects).
+                    said = refusals.last.describe() if refusals.last is not None else f"HTTP {status}"
+                    message = f"the server no longer knows this session ({said}): it restarted or ended the session"
+                    return _refusal(request, "connectionLost", message, detail="sessionExpired")
                 dropped = ("content-length", "content-encoding", "transfer-encoding")
                 headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in dropped]
                 return httpx2.Response(status, headers=headers, content=body, request=request)

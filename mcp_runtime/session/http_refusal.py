@@ -5,12 +5,16 @@ for a server that could not be reached ("connection refused")."""
 from __future__ import annotations
 
 import errno
+import re
 from dataclasses import dataclass
 from typing import Any
 
 ERROR_BODY_BYTES = 64 * 1024
 """An error body is read whole up to this (it is handed on to the SDK as read); longer ones are cut."""
 BODY_EXCERPT_CHARS = 300
+_SESSION_REFUSED = re.compile(r"session[ -]?id|session not found|unknown session|invalid session|session expired", re.I)
+"""How servers say they do not know a session ("No valid session ID provided", "Missing session ID", "Session not
+found"); an error that merely names a tool's own session (``create_session``) is not one."""
 """What a status row quotes of the body: enough to say why, never a page."""
 
 
@@ -33,6 +37,15 @@ class RefusalLog:
 
     def note(self, status: int, body: bytes) -> None:
         self.last = Refusal(status, body.decode("utf-8", errors="replace"))
+
+
+def session_gone(status: int, body: bytes) -> bool:
+    """Whether a refusal of a request that carried a session id says the server no longer knows that session: HTTP
+    404 (the spec's word for an ended session) or a 400 whose error says so (what servers built on the SDK's examples
+    answer, npm server-everything among them, once restarted). The request was not run."""
+    if status == 404:
+        return True
+    return status == 400 and _SESSION_REFUSED.search(_error_message(body.decode("utf-8", errors="replace"))) is not None
 
 
 async def read_capped(response: Any) -> bytes:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from mcp.client.session import ClientSession
     from pydantic import TypeAdapter
 
+    from mcp_runtime.session.fresh import FreshReader
+
 log = structlog.get_logger("mcp_runtime.catalog_refresh")
 
 REFRESH_DEBOUNCE_S = 0.05
@@ -132,13 +134,27 @@ def _params(cursor: str | None) -> Any:
     return types.PaginatedRequestParams(cursor=cursor) if cursor else None
 
 
-async def list_tools(session: ClientSession, dropped: list[str] | None = None) -> list[Any]:
+async def list_tools(
+    session: ClientSession, dropped: list[str] | None = None, fresh: FreshReader | None = None
+) -> list[Any]:
     """Every page of tools; those the SDK left out for invalid ``x-mcp-header`` annotations go to ``dropped``."""
-    return await pages(lambda c: listed_tools(session, _params(c), dropped), "tools", MAX_TOOLS_PER_SERVER)
+    return await pages(lambda c: listed_tools(session, _params(c), dropped, fresh), "tools", MAX_TOOLS_PER_SERVER)
 
 
-async def fetch_catalog(session: ClientSession, server: str, kinds: set[str] | frozenset[str]) -> dict[str, Any]:
-    """Every page of the requested lists, as ``ConnectionState`` fields; the tools validated as one registration."""
+def _listed(
+    fresh: FreshReader | None, method: str, send: Callable[[str | None], Awaitable[Any]]
+) -> Callable[[str | None], Awaitable[Any]]:
+    """A list method's page fetch, answered from a fresh listing when ``fresh`` has one (SPEC §16)."""
+    if fresh is None:
+        return send
+    return lambda cursor: fresh.page(method, cursor, lambda: send(cursor))
+
+
+async def fetch_catalog(
+    session: ClientSession, server: str, kinds: set[str] | frozenset[str], fresh: FreshReader | None = None
+) -> dict[str, Any]:
+    """Every page of the requested lists, as ``ConnectionState`` fields; the tools validated as one registration.
+    ``fresh`` answers the lists still within their TTL and keeps what the server says stays fresh."""
     import mcp_types as types
     from mcp.shared.exceptions import MCPError
 
@@ -154,21 +170,24 @@ async def fetch_catalog(session: ClientSession, server: str, kinds: set[str] | f
 
     async def tool_list() -> dict[str, Any]:
         dropped: list[str] = []
-        tools = await list_tools(session, dropped) if caps.tools is not None else []
+        tools = await list_tools(session, dropped, fresh) if caps.tools is not None else []
         await anyio.lowlevel.checkpoint()  # parsing the list and checking it are two stretches, never one
         if dropped:
             log.warning("tools_dropped_invalid_headers", server=server, tools=dropped[:16])
         return {"tools": validate_sdk_tools(server, tools), "dropped_tools": tuple(dropped)}
 
     async def prompt_list() -> dict[str, Any]:
-        return {"prompts": await optional(lambda c: session.list_prompts(params=_params(c)), "prompts")}
+        listed = _listed(fresh, "prompts/list", lambda c: session.list_prompts(params=_params(c)))
+        return {"prompts": await optional(listed, "prompts")}
 
     async def resource_lists() -> dict[str, Any]:
+        resources = _listed(fresh, "resources/list", lambda c: session.list_resources(params=_params(c)))
+        templates = _listed(
+            fresh, "resources/templates/list", lambda c: session.list_resource_templates(params=_params(c))
+        )
         return {
-            "resources": await optional(lambda c: session.list_resources(params=_params(c)), "resources"),
-            "resource_templates": await optional(
-                lambda c: session.list_resource_templates(params=_params(c)), "resource_templates"
-            ),
+            "resources": await optional(resources, "resources"),
+            "resource_templates": await optional(templates, "resource_templates"),
         }
 
     jobs: list[Callable[[], Awaitable[dict[str, Any]]]] = []
@@ -254,7 +273,9 @@ class CatalogRefresher:
         session: ClientSession,
         apply: Callable[[set[str], dict[str, Any]], None],
         fail: Callable[[AppError], None],
+        fresh: FreshReader | None = None,
     ) -> None:
+        """Refresh the dirty kinds until cancelled; what is read is kept for its TTL, never served (``fresh``)."""
         from mcp.shared.exceptions import MCPError
 
         pause = REFRESH_DEBOUNCE_S
@@ -266,7 +287,7 @@ class CatalogRefresher:
             kinds, self._dirty = self._dirty, set()
             began = anyio.current_time()
             try:
-                catalog = await fetch_catalog(session, self._server, kinds)
+                catalog = await fetch_catalog(session, self._server, kinds, fresh)
             except AppError as exc:
                 fail(exc)  # an invalid catalog fails the registration, as at connect
                 return

@@ -11,16 +11,21 @@ from mcp_runtime import _sdk_compat
 from mcp_runtime.catalog.schemas import non_finite
 from mcp_runtime.oauth import needs_login
 from mcp_runtime.session.errors import exit_description, is_resource_not_found, marked_reason, timeout_error
+from mcp_runtime.session.ext_task_call import follow_task, is_task_handle
 from mcp_runtime.session.refresh import list_tools
 from mcp_runtime.session.state import dump
+from mcp_runtime.session.task_call import UpstreamTask
 from mcp_runtime.session.upstream_guard import result_detail
 from protocol.jsonrpc import AppError
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 if TYPE_CHECKING:
     from mcp import Client
     from mcp.shared.dispatcher import ProgressFnT
 
 log = structlog.get_logger("mcp_runtime.requests")
+
 
 async def call_tool(
     client: Client,
@@ -34,10 +39,12 @@ async def call_tool(
     relisted: Callable[[], None],
     as_task: bool = False,
     task_started: Callable[[str], None] | None = None,
+    server: str = "",
 ) -> dict[str, Any]:
     """``tools/call`` sent through the session ourselves: the result comes back even when its
     ``structuredContent`` does not match the ``outputSchema`` (the caller validates and reports). ``as_task``
-    runs it as a 2025-11-25 task (SPEC §16), followed to its result here."""
+    runs it as a 2025-11-25 task; a 2026 server may answer with a task handle of the tasks extension (SPEC §16):
+    either is followed to its result here."""
     import mcp_types as types
     from mcp.shared.exceptions import MCPError
 
@@ -89,10 +96,33 @@ async def call_tool(
         types.CallToolResult.model_validate(raw, by_name=False)  # as the session checks a plain call's result
     else:
         raw = cast("dict[str, Any]", await send_relisting(None, None))
+    if modern and is_task_handle(raw):  # the server made the call a task (the 2026 tasks extension)
+        followed = follow_task(client, raw, server=server, timeout_s=timeout_s, progress=progress, started=task_started)
+        raw = await followed
+        types.CallToolResult.model_validate(raw, by_name=False)  # as the session checks a plain call's result
     if modern and raw.get("resultType") == "input_required":
         first = _sdk_compat.call_result_adapter().validate_python(raw, by_name=False)
         return dump(await _sdk_compat.drive_input_required(client, first, typed_retry))
     # As the model would give it: null members left out, isError always present.
+    result = {key: value for key, value in raw.items() if value is not None}
+    result.setdefault("isError", False)
+    return result
+
+
+async def resume_task(
+    client: Client, task: UpstreamTask, *, server: str, timeout_s: float, progress: Progress | None
+) -> dict[str, Any]:
+    """Follow a task again from a new connection after the last one broke (SPEC §16), in the era it began in; the
+    raw ``CallToolResult`` dict, checked like a first follow's."""
+    import mcp_types as types
+
+    from mcp_runtime.session import ext_task_call, task_call
+
+    if task.modern:
+        raw = await ext_task_call.resume_task(client, task, server=server, timeout_s=timeout_s, progress=progress)
+    else:
+        raw = await task_call.resume_task(client, task, timeout_s=timeout_s, progress=progress)
+    types.CallToolResult.model_validate(raw, by_name=False)
     result = {key: value for key, value in raw.items() if value is not None}
     result.setdefault("isError", False)
     return result
@@ -141,7 +171,7 @@ def map_error(
         if (marked := marked_reason(exc.error)) is not None:
             if marked.reason == "invalidOutput":
                 marked.details.setdefault("server", server)
-            return marked, needs_login(marked.reason)
+            return marked, needs_login(marked.reason) or marked.reason == "connectionLost"
         if exc.code == URL_ELICITATION_REQUIRED:  # the thread runtime keeps only the elicitations it checked
             message = f"{server} asks for a URL to be visited before this call"
             raw = exc.error.data.get("elicitations") if isinstance(exc.error.data, dict) else None

@@ -22,11 +22,13 @@ from mcp_runtime.secrets.configs import revealed
 from mcp_runtime.session import requests as _requests
 from mcp_runtime.session.connect import handshake, is_modern, open_client
 from mcp_runtime.session.errors import classify_session_failure, exit_description
+from mcp_runtime.session.fresh import FreshReader
 from mcp_runtime.session.heartbeat import heartbeat
 from mcp_runtime.session.listen import ListenStream
 from mcp_runtime.session.refresh import CallGate, CatalogRefresher
 from mcp_runtime.session.state import ConnectionState, dump, ended_state, lost_state
 from mcp_runtime.session.stdio import StdioTransport
+from mcp_runtime.session.task_call import TaskConnectionLost, UpstreamTask
 from mcp_runtime.session.transport import StderrTail, secret_values
 from mcp_runtime.session.upstream_guard import SkippedLine, note_skipped
 from mcp_runtime.tasks import Spawner, TaskHandle
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
     import httpx2
     from mcp import Client
 
+    from mcp_runtime.config.policy import ConfigPolicy
+
 log = structlog.get_logger("mcp_runtime.slot")
 
 ElicitationHandler = Callable[[Any, Any], Awaitable[Any]]
@@ -51,7 +55,7 @@ class SessionSlot:
     """One session to one server: connect, catalog, notifications, calls, reads, subscriptions, close.
 
     ``on_lost`` is called (synchronously) when a connected session dies; ``elicitation`` None declines every
-    elicitation.
+    elicitation; ``policy`` is the deployment's, handed down by the owner.
     Large because it is the one place a session's lifetime is decided: every request goes through its state
     check and its typed error, next to the supervisor that owns that state.
     """
@@ -62,6 +66,7 @@ class SessionSlot:
         config: McpServerConfig,
         *,
         env: Mapping[str, str],
+        policy: ConfigPolicy,
         sink: EventSink,
         spawner: Spawner,
         thread_id: str | None = None,
@@ -74,6 +79,7 @@ class SessionSlot:
         self.config = config
         self.thread_id = thread_id
         self._env = env
+        self._policy = policy
         self._sink = sink
         self._spawner = spawner
         self._elicitation = elicitation
@@ -93,6 +99,8 @@ class SessionSlot:
         self._gate = CallGate()
         self._refresher = CatalogRefresher(name, self._gate)
         self._listen = ListenStream(name, subscriptions)
+        self._fresh = FreshReader("", thread_id or "", modern=False)
+        """How this session's lists are answered from, and kept in, the daemon's fresh listings (SPEC §16)."""
         self.on_elicitation_complete: Callable[[str], None] | None = None
         """Told each URL elicitation the server says is complete (a thread routes it to the connection asked)."""
 
@@ -191,13 +199,15 @@ class SessionSlot:
                     config,
                     self._env,
                     self._tail,
+                    self._policy,
                     auth=self._auth,
                     graceful=self._ready.is_set,
                     on_message=self._on_message,
                     elicitation=self._elicitation,
                 )
                 async with client:
-                    self._state = await handshake(client, self.name, self.config, self._elicitation is not None)
+                    elicits = self._elicitation is not None
+                    self._state = await handshake(client, self.name, self.config, elicits, self._fresh)
                     if not self.modern:
                         await _requests.resubscribe_legacy(client, self._listen.uris, self.name)
                     await self._serve(client, scope)
@@ -222,7 +232,7 @@ class SessionSlot:
     async def _serve(self, client: Client, scope: anyio.CancelScope) -> None:
         """Ready once the 2026 listen stream is acknowledged (or refused): no change is missed after start."""
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._refresher.run, client.session, self._apply_refresh, self.lose)
+            tg.start_soon(self._refresher.run, client.session, self._apply_refresh, self.lose, self._fresh.refreshing())
             if self.modern:
                 tg.start_soon(self._listen.run, client)
                 await self._listen.opened()
@@ -310,6 +320,9 @@ class SessionSlot:
         with that cause. What no rule maps (a bug) goes on as it is."""
         try:
             yield
+        except TaskConnectionLost:  # the task runs on: the session ends, and the task is followed from the next one
+            self.lose(AppError("connectionLost", "the connection broke while a task ran", server=self.name))
+            raise
         except Exception as exc:
             limit = timeout_ms if timeout_ms is not None else self.config.tool_timeout_ms
             mapped = _requests.map_error(exc, self.name, self._transport, timeout_ms=limit, **subject)
@@ -349,7 +362,16 @@ class SessionSlot:
                 relisted=lambda: self._refresher.mark("tools"),
                 as_task=as_task,
                 task_started=task_started,
+                server=self.name,
             )
+
+    async def resume_task(
+        self, task: UpstreamTask, *, timeout_s: float, progress: ProgressCallback | None = None
+    ) -> dict[str, Any]:
+        """Follow a task a broken connection left running, on this (new) session; its result like ``call_tool``'s."""
+        client = self._require()
+        with self._gate, self._typed_failures(method="tasks/get", timeout_ms=timeout_s * 1000):
+            return await _requests.resume_task(client, task, server=self.name, timeout_s=timeout_s, progress=progress)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
         client = self._require()

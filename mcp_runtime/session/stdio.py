@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcp_runtime.config.policy import policy
 from mcp_runtime.platform import children, descriptors
 from mcp_runtime.platform.shell_path import LOGIN_PATH
 from mcp_runtime.platform.watcher import CHILD_GROUPS
@@ -31,6 +30,7 @@ from protocol.jsonrpc import AppError
 
 if TYPE_CHECKING:
     from mcp_runtime._sdk_compat import TransportStreams
+    from mcp_runtime.config.policy import ConfigPolicy
     from mcp_runtime.session.kept_launch import Started
     from mcp_runtime.session.transport import StderrTail
 
@@ -84,19 +84,19 @@ async def _typed(pipe: Awaitable[_Pipe]) -> _Pipe:
         raise AppError("startupFailed", f"could not make a pipe for the server: {exc.strerror or exc}") from exc
 
 
-async def refresh_login_path() -> None:
+async def refresh_login_path(policy: ConfigPolicy) -> None:
     """This launch's read of the login shell's ``PATH`` under ``--path-from-shell auto`` (once, shared by every
     start): start-up makes it when enabled stdio servers are autostarted, once they no longer need the machine."""
-    if policy().path_from_shell:
+    if policy.path_from_shell:
         await LOGIN_PATH.fresh(os.environ)
 
 
-async def _plan(config: StdioServerConfig, env: Mapping[str, str]) -> launch.Launch:
+async def _plan(config: StdioServerConfig, env: Mapping[str, str], policy: ConfigPolicy) -> launch.Launch:
     """The launch of a server: the login shell's folders as known now (kept or read this launch); a command found
     in none of them waits for this launch's read, and only then is it ``commandNotFound``. Behind a sandbox the
     daemon cannot look the command up, so only a first launch ever (nothing kept) waits."""
-    sandbox = policy().stdio_sandbox
-    if not policy().path_from_shell:
+    sandbox = policy.stdio_sandbox
+    if not policy.path_from_shell:
         return launch.plan(config, env, sandbox, ())
     known = LOGIN_PATH.known(os.environ)
     if known is None and sandbox:
@@ -124,9 +124,12 @@ class StdioTransport:
     being dropped.
     """
 
-    def __init__(self, config: StdioServerConfig, env: Mapping[str, str], tail: StderrTail) -> None:
+    def __init__(
+        self, config: StdioServerConfig, env: Mapping[str, str], tail: StderrTail, policy: ConfigPolicy
+    ) -> None:
         self._config = config
         self._env = env
+        self._policy = policy
         self.tail = tail
         self.exited = anyio.Event()
         self.returncode: int | None = None
@@ -153,7 +156,7 @@ class StdioTransport:
         config = self._config
         if sys.platform == "win32":
             raise AppError("unsupported", "stdio servers need POSIX process groups, which Windows does not have")
-        started = await _plan(config, self._env)
+        started = await _plan(config, self._env, self._policy)
         try:
             return await children.spawn(
                 *started.argv,

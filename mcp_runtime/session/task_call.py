@@ -46,11 +46,15 @@ class UpstreamTask:
     message: str | None = None
     poll_s: float = POLL_DEFAULT_S
     messages: list[str] = field(default_factory=list)
+    answered: set[str] = field(default_factory=set)
+    """The keys of the requests for input already answered (2026 extension)."""
+    modern: bool = False
+    """Followed under the 2026 tasks extension (else 2025-11-25 ``tasks/*``)."""
 
     def update(self, raw: dict[str, Any]) -> bool:
         """Take a ``Task`` as the server sent it; True when its status message is new."""
         self.status = str(raw.get("status", self.status))
-        interval = raw.get("pollInterval")
+        interval = raw.get("pollInterval", raw.get("pollIntervalMs"))  # the 2025 name, then the 2026 one
         if isinstance(interval, int | float) and not isinstance(interval, bool):
             self.poll_s = min(POLL_MAX_S, max(POLL_MIN_S, interval / 1000))
         message = raw.get("statusMessage")
@@ -59,6 +63,46 @@ class UpstreamTask:
             self.messages.append(message)
             return True
         return False
+
+
+class TaskConnectionLost(Exception):
+    """The connection broke while a task was followed. The task runs on in the server: it is followed again from
+    a new connection (SPEC §16: a dropped HTTP stream does not lose a task), never cancelled for the loss."""
+
+    def __init__(self, task: UpstreamTask) -> None:
+        super().__init__(f"the connection was lost while task {task.task_id} ran")
+        self.task = task
+
+
+def connection_broke(exc: BaseException) -> bool:
+    """A failure of the connection itself (closed, reset, cut), not an answer of the server."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    if isinstance(exc, MCPError):
+        return exc.code == CONNECTION_CLOSED
+    return isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream)
+
+
+async def following(client: Client, task: UpstreamTask, follow: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    """Await a task's ``follow``: a broken connection leaves the task running (``TaskConnectionLost``); any other
+    end short of the task's own (a failure, the call cancelled) sends ``tasks/cancel`` so the server stops too."""
+    try:
+        return await follow
+    except Exception as exc:
+        if task.status not in TERMINAL and connection_broke(exc):
+            raise TaskConnectionLost(task) from exc
+        await _cancel_unfinished(client, task)
+        raise
+    except BaseException:
+        await _cancel_unfinished(client, task)
+        raise
+
+
+async def _cancel_unfinished(client: Client, task: UpstreamTask) -> None:
+    if task.status not in TERMINAL:
+        with anyio.move_on_after(CANCEL_GRACE_S, shield=True):
+            await cancel_task(client, task.task_id)
 
 
 def is_task_result(raw: dict[str, Any]) -> bool:
@@ -84,13 +128,15 @@ async def call_as_task(
     task = UpstreamTask(task_id=raw["task"]["taskId"], status="working")
     if started is not None:
         started(task.task_id)
-    try:
-        return await _follow(client, task, raw["task"], timeout_s=timeout_s, progress=progress)
-    except BaseException:
-        if task.status not in TERMINAL:
-            with anyio.move_on_after(CANCEL_GRACE_S, shield=True):
-                await cancel_task(client, task.task_id)
-        raise
+    return await following(client, task, _follow(client, task, raw["task"], timeout_s=timeout_s, progress=progress))
+
+
+async def resume_task(
+    client: Client, task: UpstreamTask, *, timeout_s: float, progress: Progress | None
+) -> dict[str, Any]:
+    """Follow a 2025-era task again from a new connection (the last one broke): poll, then fetch its result."""
+    latest = await _get(client, task.task_id, timeout_s)
+    return await following(client, task, _follow(client, task, latest, timeout_s=timeout_s, progress=progress))
 
 
 async def cancel_task(client: Client, task_id: str) -> None:

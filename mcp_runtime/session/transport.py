@@ -6,13 +6,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from mcp_runtime.config.edits import REDACTED
-from mcp_runtime.config.policy import policy
 from mcp_runtime.session.http import HttpTransport, resolve_headers
 from mcp_runtime.session.stdio import StdioTransport
 from protocol.config import McpServerConfig, StdioServerConfig
 
 if TYPE_CHECKING:
     import httpx2
+
+    from mcp_runtime.config.policy import ConfigPolicy
 
 
 STDERR_TAIL_BYTES = 8 * 1024
@@ -61,11 +62,17 @@ def secret_values(config: McpServerConfig, env: Mapping[str, str]) -> list[str]:
 
 
 def build_transport(
-    config: McpServerConfig, env: Mapping[str, str], tail: StderrTail, *, auth: httpx2.Auth | None = None
+    config: McpServerConfig,
+    env: Mapping[str, str],
+    tail: StderrTail,
+    policy: ConfigPolicy,
+    *,
+    auth: httpx2.Auth | None = None,
 ) -> StdioTransport | HttpTransport:
-    """The SDK transport for ``config``; env-referenced values are resolved here (``missingEnvVar`` early)."""
-    policy().check_transport(config)
-    policy().check_sources(config)
+    """The SDK transport for ``config`` under the deployment's ``policy``; env-referenced values are resolved here
+    (``missingEnvVar`` early)."""
+    policy.check_transport(config)
+    policy.check_sources(config)
     if isinstance(config, StdioServerConfig):
-        return StdioTransport(config, env, tail)
+        return StdioTransport(config, env, tail, policy)
     return HttpTransport(config, resolve_headers(config, env), auth)

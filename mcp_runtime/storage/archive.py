@@ -247,6 +247,19 @@ class ThreadArchive:
                 kept = self._enforce_cap(folder, {meta.ref for meta, _ in entries})
             self._enforce_data_dir_cap(thread_id, kept)
 
+    def drop(self, thread_id: str, refs: Sequence[str]) -> None:
+        """Remove these entries of a thread's archive (a background task's result past its TTL); refs already gone
+        are passed over."""
+        with self._lock(thread_id):
+            with self._folder(thread_id, create=False) as folder:
+                if folder is None:
+                    return
+                for ref in refs:
+                    if _REF.fullmatch(ref):
+                        _remove(folder, ref)
+                left = _own_entries(folder)
+            self._enforce_data_dir_cap(thread_id, left)
+
     @staticmethod
     def _write(folder: int, meta: Stored, data: bytes) -> None:
         header = {"kind": meta.kind, "mimeType": meta.mime_type, "bytes": meta.bytes, "sha256": meta.sha256}

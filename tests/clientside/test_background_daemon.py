@@ -4,6 +4,7 @@ task, read later, listed, cancelled (upstream too), asking the starting connecti
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -96,12 +97,22 @@ def test_unknown_tasks_and_the_running_limit(daemon: Daemon) -> None:
     daemon.request("thread/archive", {"threadId": thread_id}, timeout=START_TIMEOUT)
 
 
-def test_a_finished_task_is_forgotten_after_its_ttl(daemon: Daemon) -> None:
+def kept_results(data_dir: Path, thread_id: str, text: str) -> list[Path]:
+    """The entries of the thread's archive that hold a result with ``text`` (a finished task's result is there)."""
+    folder = data_dir / "threads" / f"{thread_id}.archive"
+    entries = sorted(folder.glob("ctx_*")) if folder.is_dir() else []
+    return [entry for entry in entries if text.encode() in entry.read_bytes()]
+
+
+def test_a_finished_task_is_forgotten_after_its_ttl(daemon: Daemon, data_dir: Path) -> None:
     thread_id = start_thread(daemon, mcpServers={"fx": fixture_config()})
-    task = background(daemon, thread_id, "echo", {"text": "brief"}, ttlMs=1000)
-    assert task["ttlMs"] == 1000
+    task = background(daemon, thread_id, "echo", {"text": "brief-result"}, ttlMs=1500)
+    assert task["ttlMs"] == 1500
     updated(daemon, task["taskId"], "completed")
     params = {"threadId": thread_id, "taskId": task["taskId"]}
+    [entry] = kept_results(data_dir, thread_id, "brief-result")  # the result is in the archive, read from there
+    assert entry.stat().st_mode & 0o777 == 0o600
+    assert daemon.request("mcpServer/task/result", params)["content"][0]["text"] == "brief-result"
     deadline = time.monotonic() + START_TIMEOUT
     while True:
         try:
@@ -112,3 +123,16 @@ def test_a_finished_task_is_forgotten_after_its_ttl(daemon: Daemon) -> None:
         assert time.monotonic() < deadline, "the task outlived its TTL"
         time.sleep(0.1)
     assert daemon.request("mcpServer/task/list", {"threadId": thread_id})["data"] == []
+    while kept_results(data_dir, thread_id, "brief-result"):
+        assert time.monotonic() < deadline, "the task's result outlived it in the archive"
+        time.sleep(0.05)
+
+
+def test_archiving_the_thread_forgets_its_tasks_results(daemon: Daemon, data_dir: Path) -> None:
+    thread_id = start_thread(daemon, mcpServers={"fx": fixture_config()})
+    task = background(daemon, thread_id, "echo", {"text": "kept-until-archived"})
+    assert task["ttlMs"] == 3_600_000  # the default: an hour
+    updated(daemon, task["taskId"], "completed")
+    assert kept_results(data_dir, thread_id, "kept-until-archived")
+    daemon.request("thread/archive", {"threadId": thread_id}, timeout=START_TIMEOUT)
+    assert not kept_results(data_dir, thread_id, "kept-until-archived")

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import tomlkit
 
+from mcp_runtime.config.policy import ConfigPolicy
 from mcp_runtime.config.rules import parse_server_config
 from mcp_runtime.importers import APPS, jsonc, plan_import, resolve_path, sync_app
 from mcp_runtime.importers.ledger import LEDGER_FILE
@@ -113,7 +114,9 @@ def test_default_paths_come_from_home_and_env(tmp_path: Path) -> None:
 
 
 def imported(app: str, home: Path, existing: dict[str, Any] | None = None, path: Path | None = None) -> Any:
-    return plan_import(app, path=path, home=home, env={}, existing=existing or {})  # type: ignore[arg-type]
+    return plan_import(
+        app, path=path, home=home, env={}, existing=existing or {}, policy=ConfigPolicy()  # type: ignore[arg-type]
+    )
 
 
 def reasons(plan: Any) -> dict[str, str]:

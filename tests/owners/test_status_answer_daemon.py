@@ -55,7 +55,7 @@ def test_lifecycle_changes_show_in_the_next_answer(daemon: Daemon) -> None:
 def test_pages_single_reads_and_detail_are_never_served_another_answer(daemon: Daemon) -> None:
     for name in ("a", "b"):
         daemon.request("mcpServer/create", {"name": name, "config": fixture_config()})
-    daemon.request("mcpServer/start", {"name": "b"}, timeout=TIMEOUT)
+        daemon.request("mcpServer/start", {"name": name}, timeout=TIMEOUT)  # settled: a create starts it too
     whole = daemon.request("mcpServerStatus/list")
     assert [row["name"] for row in whole["data"]] == ["a", "b"] and "nextCursor" not in whole
 

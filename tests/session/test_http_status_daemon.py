@@ -1,10 +1,15 @@
 """Status that says what happened with an HTTP server (issue 46), against npm server-everything over Streamable
-HTTP: a refused connection is named; a pinned protocol version the server refuses is named with the HTTP status it
-answered; a management connection to a server that died is noticed (its heartbeat), said in its row and in
-``mcpServer/startupStatus/updated``, and restarted with backoff once the server is back."""
+HTTP: a refused connection is named; a handshake refused with any HTTP status is named with that status and what
+the server said (a stdlib server in maintenance); a pinned protocol version the server refuses is named with the
+HTTP status it answered; a management connection to a server that died is noticed (its heartbeat), said in its row
+and in ``mcpServer/startupStatus/updated``, and restarted with backoff once the server is back."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -33,6 +38,45 @@ def test_a_refused_connection_is_named(daemon: Daemon) -> None:
     error = _start_error(daemon, "gone", {"type": "http", "url": url, "startupTimeoutMs": 10_000})
     assert (error.reason, error.data["detail"]) == ("startupFailed", "connectionRefused")
     assert error.message.startswith("connection refused")
+
+
+class _Maintenance(BaseHTTPRequestHandler):
+    """A server in maintenance: every request is answered 503 with a sentence."""
+
+    BODY = b"down for maintenance until 04:00"
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.send_response(503)
+        self.send_header("content-type", "text/plain")
+        self.send_header("content-length", str(len(self.BODY)))
+        self.end_headers()
+        self.wfile.write(self.BODY)
+
+    do_GET = do_POST
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def _maintenance_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Maintenance)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_refused_handshake_is_named_with_its_http_status_and_what_the_server_said(daemon: Daemon) -> None:
+    with _maintenance_server() as url:
+        error = _start_error(daemon, "maint", {"type": "http", "url": url, "enabled": False})
+    assert (error.reason, error.data["detail"], error.data["httpStatus"]) == ("startupFailed", "httpStatus", 503)
+    assert error.message == "the server refused the handshake: HTTP 503: down for maintenance until 04:00"
 
 
 def test_a_pinned_version_the_server_refuses_is_named_with_its_http_status(daemon: Daemon) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_runtime import McpClientManager, Spawner, parse_server_config
+from mcp_runtime import ConfigPolicy, McpClientManager, RuntimeSettings, Spawner, parse_server_config
 from mcp_runtime.session.slot import SessionSlot
 from protocol.base import WireModel
 from protocol.config import McpServerConfig
@@ -43,7 +43,7 @@ async def spawner() -> AsyncIterator[Spawner]:
 
 
 def new_slot(name: str, config: McpServerConfig, **kwargs: Any) -> SessionSlot:
-    return SessionSlot(name, config, spawner=_spawners[-1], **kwargs)
+    return SessionSlot(name, config, spawner=_spawners[-1], policy=ConfigPolicy(), **kwargs)
 
 
 class Sink:
@@ -321,8 +321,10 @@ async def test_everything_server() -> None:
 
 
 def manager_for(configs: dict[str, McpServerConfig], sink: Sink) -> McpClientManager:
+    data_dir = Path(tempfile.mkdtemp())
+    settings = RuntimeSettings(ConfigPolicy(), (), data_dir)
     return McpClientManager(
-        lambda: dict(configs), sink, dict(os.environ), Path(tempfile.mkdtemp()), spawner=_spawners[-1]
+        lambda: dict(configs), sink, dict(os.environ), data_dir, spawner=_spawners[-1], settings=settings
     )
 
 

@@ -23,6 +23,8 @@ const FIXTURES = join(ROOT, "scripts", "smoke", "fixtures");
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 /** npm server-basic-vanillajs, ext-apps' own example App server (a root dependency), run with `--stdio`. */
 const VANILLA = join(ROOT, "node_modules", "@modelcontextprotocol", "server-basic-vanillajs", "dist", "index.js");
+/** npm server-pdf, the official PDF App server (a root dependency): its view is over 4 MiB of HTML with PDF.js. */
+const PDF_SERVER = join(ROOT, "node_modules", "@modelcontextprotocol", "server-pdf", "dist", "index.js");
 const CHROMIUM_FLAGS = [
   "--no-sandbox",
   "--disable-gpu",
@@ -99,6 +101,29 @@ async function announced(python: string, script: string, args: string[] = []): P
     child.once("exit", (code) => reject(new Error(`${script} exited (${code}): ${stderr}`)));
   });
   return { url, child };
+}
+
+/** A one-page PDF that draws `text` in Helvetica: a local file for the PDF server, so no network is needed. */
+function onePagePdf(text: string): Buffer {
+  const drawing = `BT /F1 24 Tf 36 60 Td (${text}) Tj ET`;
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 420 144] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+    `<< /Length ${drawing.length} >>\nstream\n${drawing}\nendstream`,
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+  ];
+  let body = "%PDF-1.4\n";
+  const offsets: number[] = [];
+  objects.forEach((object, index) => {
+    offsets.push(body.length);
+    body += `${index + 1} 0 obj\n${object}\nendobj\n`;
+  });
+  const xref = body.length;
+  body += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  body += offsets.map((offset) => `${String(offset).padStart(10, "0")} 00000 n \n`).join("");
+  body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(body, "latin1");
 }
 
 /** A fake home with app configs, so import and sync never touch the real ones. */
@@ -698,6 +723,43 @@ async function main(): Promise<number> {
       await resultText();
       const note = (await called.first().textContent()) ?? "";
       return `${opener}: the view rendered, showing "${time.trim().slice(0, 40)}"; ${note.slice(note.indexOf("the view"))}`;
+    });
+
+    await report.check("apps", "npm server-pdf view rendered", async () => {
+      // The official PDF App server: a 4.3 MB view (PDF.js inlined) read whole, then the view itself fetches the PDF
+      // through its app-only read_pdf_bytes and draws the page. A local file the server is given, no network.
+      const marker = "Drawn by the GUI smoke";
+      const file = join(base, "smoke.pdf");
+      writeFileSync(file, onePagePdf(marker));
+      await addServer({ name: "pdf", command: process.execPath, args: [PDF_SERVER, "--stdio", file] });
+      await tab("thread");
+      await chooseThreadServers(["pdf"]);
+      await page.getByRole("button", { name: "Start thread" }).click();
+      await page.locator('[data-thread] [data-server="pdf"]').getByText("pdf: ready").waitFor({ timeout: 60_000 });
+      await callTool("mcp__pdf__display_pdf", { url: file });
+      await page.locator('[data-role="app-view"][data-server="pdf"][data-ready="true"]').waitFor({ timeout: 60_000 });
+      // Chromium draws a frame only on screen, and PDF.js renders a page on animation frames.
+      await page.locator('[data-role="app-view"] iframe.mcp-app-view').scrollIntoViewIfNeeded();
+      await view().locator("#text-layer").getByText(marker).waitFor();
+      const pages = ((await view().locator("#total-pages").textContent()) ?? "").trim();
+      assert(pages.endsWith("1"), `the view counts ${pages} pages`);
+      const inked = await view()
+        .locator("#pdf-canvas")
+        .evaluate((canvas) => {
+          const element = canvas as HTMLCanvasElement;
+          const pixels = element.getContext("2d")?.getImageData(0, 0, element.width, element.height).data ?? [];
+          let dark = 0;
+          for (let i = 0; i < pixels.length; i += 4) if ((pixels[i] ?? 255) < 128 && (pixels[i + 3] ?? 0) > 0) dark += 1;
+          return dark;
+        });
+      assert(inked > 100, `the page's canvas has ${inked} dark pixels: nothing was drawn`);
+      const reads = await page.locator('[data-role="app-view-activity"] li').filter({ hasText: "read_pdf_bytes" }).count();
+      assert(reads > 0, "the view never read the PDF through its app-only tool");
+      const context = page.locator('[data-role="app-view-context"]');
+      await context.getByText("Current Page: 1/1").waitFor();
+      await viewShot("app-view-pdf");
+      assert(pageErrors.length === 0, `page errors: ${pageErrors.join("; ")}`);
+      return `"${marker}" in the view's text layer, ${inked} dark pixels on its canvas, ${reads} read_pdf_bytes call(s); the view told the model "Current Page: 1/1"`;
     });
 
     await report.check("browse", "install from the registry", async () => {

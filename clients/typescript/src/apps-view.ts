@@ -4,7 +4,7 @@
 // calls go to the daemon with `origin: "app"`), the call's input when the view is ready and its result when the call
 // ends, the view's size followed, links opened only after the person clicks, and a teardown.
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
-import type { McpUiHostContext } from "@modelcontextprotocol/ext-apps/app-bridge";
+import type { McpUiHostContext, McpUiUpdateModelContextRequest } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { AppView } from "./apps.js";
 import type { AppServerClient } from "./client.js";
 import { DAEMON_VERSION, MCP_APPS } from "./generated/protocol.js";
@@ -24,6 +24,9 @@ export interface LinkRequest {
   readonly server: string;
 }
 
+/** What a view tells the model (`ui/update-model-context`): the latest one replaces the one before. */
+export type ModelContextUpdate = McpUiUpdateModelContextRequest["params"];
+
 /** What to mount: the view of `tool` for the call in `threadId`, and where the host's sandbox is. */
 export interface MountAppViewOptions {
   readonly client: AppServerClient;
@@ -42,6 +45,9 @@ export interface MountAppViewOptions {
   readonly openLink?: ((url: string) => void | Promise<void>) | undefined;
   /** A line for each thing the view did (its calls, its links), for a host that shows them. */
   readonly onActivity?: ((text: string) => void) | undefined;
+  /** Keep what the view tells the model (for the model's next turn). Given, the bridge declares
+   * `updateModelContext` and accepts the updates; absent, they are refused as a method the host lacks. */
+  readonly onModelContext?: ((update: ModelContextUpdate) => void) | undefined;
   /** Called once the view is gone (closed by the host, or at its own request). */
   readonly onClose?: (() => void) | undefined;
 }
@@ -157,7 +163,13 @@ class Mounted implements MountedAppView {
     const bridge = new AppBridge(
       null,
       options.hostInfo ?? { name: "mcp-app-server-client", version: DAEMON_VERSION },
-      { serverTools: {}, serverResources: {}, openLinks: {}, logging: {} },
+      {
+        serverTools: {},
+        serverResources: {},
+        openLinks: {},
+        logging: {},
+        ...(options.onModelContext === undefined ? {} : { updateModelContext: { text: {}, structuredContent: {} } }),
+      },
       { hostContext: options.hostContext ?? { theme: "light", displayMode: "inline", platform: "web" } },
     );
     const signal = (extra: { mcpReq: { signal: AbortSignal } }): { signal: AbortSignal } => ({
@@ -176,6 +188,13 @@ class Mounted implements MountedAppView {
       options.onActivity?.("the view sent a message for the conversation; this host has none to add it to");
       return { isError: true };
     };
+    const onModelContext = options.onModelContext;
+    if (onModelContext !== undefined) {
+      bridge.onupdatemodelcontext = async (update) => {
+        onModelContext(update);
+        return {};
+      };
+    }
     bridge.onsizechange = ({ height }) => {
       if (height !== undefined) this.frame.style.height = `${Math.min(Math.max(height, MIN_HEIGHT), MAX_HEIGHT)}px`;
     };

@@ -156,8 +156,9 @@ describe("a client on the real daemon", () => {
     const own = new Trace();
     const strict = await spawnDaemon({ trace: own.record, requestTimeoutMs: 300 });
     try {
-      await strict.request("mcpServer/create", { name: "fx", config: fixtureConfig() });
-      const started = await strict.request("thread/start", { servers: ["fx"] });
+      const settle = { timeoutMs: 60_000 }; // the set-up may take longer than 300 ms on a loaded machine
+      await strict.request("mcpServer/create", { name: "fx", config: fixtureConfig() }, settle);
+      const started = await strict.request("thread/start", { servers: ["fx"] }, settle);
       const args = { ms: 30_001 };
       const pending = strict.request("mcpServer/tool/call", {
         threadId: started.thread.id,

@@ -2,12 +2,14 @@
 // the panel around it (a title, a close button, what the view did), the host's sandbox URL the page was served
 // with, and links opened in the system browser through the host once the person clicks for them.
 import { mountAppView } from "mcp-app-server-client/apps-view";
-import type { MountedAppView } from "mcp-app-server-client/apps-view";
+import type { ModelContextUpdate, MountedAppView } from "mcp-app-server-client/apps-view";
 import type { AppServerClient, ToolCallResult, ToolView } from "mcp-app-server-client";
 import { h, replace } from "./dom.js";
 import { explain, failureView } from "./failure.js";
 import { openExternal } from "./host.js";
 
+/** The DOM shows the start of a view's model context, never all of it (a view may send a whole document). */
+const CONTEXT_SHOWN_CHARS = 2000;
 const HOST_INFO = { name: "mcp-app-server-settings", version: "0.1.0" };
 
 /** The sandbox's URL, which the host writes into the page (`<meta name="mcp-app-sandbox">`). */
@@ -30,6 +32,7 @@ export class AppViewFrame {
   readonly element: HTMLElement;
   private readonly status = h("p", { className: "meta", "data-role": "app-view-status" }, "Loading the view…");
   private readonly slot = h("div", { "data-role": "app-view-slot" });
+  private readonly modelContext = h("pre", { "data-role": "app-view-context", hidden: true });
   private readonly activity = h("ul", { className: "plain", "data-role": "app-view-activity" });
   private mounted: MountedAppView | undefined;
   private closing: Promise<void> | undefined;
@@ -43,6 +46,7 @@ export class AppViewFrame {
       h("h3", null, `View of ${opening.tool.name}`, close),
       this.status,
       this.slot,
+      this.modelContext,
       this.activity,
     );
   }
@@ -63,6 +67,7 @@ export class AppViewFrame {
         hostInfo: HOST_INFO,
         openLink: openExternal,
         onActivity: (text) => this.note(text),
+        onModelContext: (update) => this.showModelContext(update),
         onClose: () => void this.close(),
       });
       this.mounted = mounted;
@@ -84,6 +89,13 @@ export class AppViewFrame {
       this.element.dataset["closed"] = "true";
     })();
     return this.closing;
+  }
+
+  /** This host has no model: what the view would add to the model's next turn is shown instead (the latest). */
+  private showModelContext(update: ModelContextUpdate): void {
+    const texts = (update.content ?? []).flatMap((block) => (block.type === "text" ? [block.text] : [`[${block.type}]`]));
+    this.modelContext.textContent = `For the model: ${texts.join("\n").slice(0, CONTEXT_SHOWN_CHARS)}`;
+    this.modelContext.hidden = false;
   }
 
   private note(text: string): void {
