@@ -119,12 +119,16 @@ smoke: $(STAMP) node_modules/.installed
 	$(PY) scripts/smoke/current_smoke.py $(SMOKE_ARGS)
 
 # Every stage runs even when an earlier one fails (a red lint must not hide a red client test); the run fails at
-# the end, naming the stages that failed.
+# the end, naming the stages that failed. pytest runs on PYTEST_WORKERS processes (pytest-xdist), a module to one
+# worker (--dist loadfile: a module fixture is made once, and a module's daemon sees all its tests' lines), then the
+# tests marked serial run alone: they hold global state or latency bounds.
+PYTEST_WORKERS ?= 2
 TEST_STAGES := \
 	"ruff|$(PY) -m ruff check ." \
 	"mypy linux|$(PY) -m mypy --platform linux --cache-dir .mypy_cache/linux" \
 	"mypy win32|$(PY) -m mypy --platform win32 --cache-dir .mypy_cache/win32" \
-	"pytest|$(PY) -m pytest -q" \
+	"pytest|$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m 'not slow and not serial'" \
+	"pytest serial|$(PY) -m pytest -q -m 'serial and not slow'" \
 	"client tests|npm test --silent --workspace $(CLIENT)" \
 	"settings tests|npm test --silent --workspace $(SETTINGS)"
 

@@ -146,7 +146,9 @@ class Daemon:
         """The canonical thread registry (threads load from the data dir when first referenced)."""
         if self._threads is None:
             from app_server.threads.registry import ThreadRegistry
+            from mcp_runtime import stored_secrets, use_app_secrets
 
+            use_app_secrets(stored_secrets(self.data_dir))  # a thread record's "***": the app's values now
             self._threads = ThreadRegistry(
                 self.data_dir,
                 configs=self._configs,
@@ -297,6 +299,21 @@ class Daemon:
         from mcp_runtime import CredentialStore
 
         await anyio.to_thread.run_sync(CredentialStore(self.data_dir).delete, name)  # with the keychain's items
+
+    async def login_moved(self, name: str, old_url: str) -> None:
+        """A server's URL changed: a login still running for the old one is cancelled and the old URL's tokens
+        (with their keychain item) are removed, never left for nothing to use. A keychain that cannot remove them
+        now keeps them named in the file (unused: tokens are kept per URL) and the update stands."""
+        if self._logins is not None:
+            await self._logins.cancel(name)
+        from mcp_runtime import CredentialStore
+
+        try:
+            await anyio.to_thread.run_sync(CredentialStore(self.data_dir).delete, name, old_url)
+        except AppError as exc:
+            from app_server.process.logs import get_logger
+
+            get_logger("app_server.daemon").warning("old_login_kept", server=name, reason=exc.reason)
 
     async def logged_in(self, name: str) -> None:
         """A login succeeded: the management connection and every thread's reconnect with the new tokens, in

@@ -18,6 +18,7 @@ from .importers import plan_import as plan_import
 from .importers import sync_app as sync_app
 from .installs.bundles import remove_other_versions as remove_other_versions
 from .installs.origin import Origins as Origins
+from .installs.origin import check_bundle_free as check_bundle_free
 from .installs.origin import remove_bundle as remove_bundle
 from .installs.service import Installs as Installs
 from .installs.service import installed_entries as installed_entries
@@ -39,11 +40,15 @@ from .platform.children import kill_adopted as kill_adopted
 from .platform.descriptors import raise_descriptor_limit as raise_descriptor_limit
 from .platform.watcher import kill_live_groups as kill_live_groups
 from .platform.watcher import watch_children as watch_children
+from .secrets.app_values import stored_secrets as stored_secrets
 from .secrets.choice import SecretStoreDecision as SecretStoreDecision
 from .secrets.choice import decide_secret_store as decide_secret_store
+from .secrets.configs import for_thread_record as for_thread_record
 from .secrets.configs import revealed as revealed
 from .secrets.move_in import move_secrets_in as move_secrets_in
+from .secrets.removal import check_removable as check_removable
 from .secrets.store import secret_store_info as secret_store_info
+from .secrets.store import use_app_secrets as use_app_secrets
 from .secrets.store import use_secret_store as use_secret_store
 from .session.early import children_started as children_started
 from .session.early import discard_kept as discard_kept

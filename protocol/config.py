@@ -52,7 +52,11 @@ class IdentityProviderSettings(WireModel):
     client_secret_env_var: str | None = Field(
         default=None, description="The environment variable holding this app's client secret at the IdP."
     )
-    client_secret: str | None = Field(default=None, description="Refused (`inlineSecret`): use `clientSecretEnvVar`.")
+    client_secret: str | None = Field(
+        default=None,
+        description="The client secret as a value: kept in the OS keychain (read back as `\"***\"`); refused with "
+        "`inlineSecret` while the secret store is the file store (use `clientSecretEnvVar`).",
+    )
     id_token_file: str | None = Field(
         default=None,
         description="Absolute path of the file the host's single sign-on keeps the user's ID token in (read for "
@@ -67,9 +71,9 @@ class OAuthSettings(WireModel):
     """OAuth options: scopes, trusted origins, the login's callback port, a client ID metadata document,
     a pre-registered or machine client, sender-constrained tokens, enterprise and workload identities.
 
-    ``clientSecret``, ``privateKey`` and ``resource`` are accepted in shape only, to be refused with a typed reason
-    (``inlineSecret``, ``unsupported``): secrets come only from the environment (``clientSecretEnvVar``,
-    ``privateKeyEnvVar``) or from files the host keeps (``idp.idTokenFile``, ``assertionFile``).
+    Secrets come from the environment (``clientSecretEnvVar``, ``privateKeyEnvVar``), from files the host keeps
+    (``idp.idTokenFile``, ``assertionFile``), or as values (``clientSecret``, ``privateKey``, ``idp.clientSecret``)
+    kept in the OS keychain (``inlineSecret`` with the file store). ``resource`` is ``unsupported``.
     """
 
     scopes: list[str] | None = Field(default=None, description="Scopes to ask for at login.")
@@ -87,13 +91,21 @@ class OAuthSettings(WireModel):
     client_secret_env_var: str | None = Field(
         default=None, description="The environment variable holding the client secret."
     )
-    client_secret: str | None = Field(default=None, description="Refused (`inlineSecret`): use `clientSecretEnvVar`.")
+    client_secret: str | None = Field(
+        default=None,
+        description="The client secret as a value: kept in the OS keychain (read back as `\"***\"`); refused with "
+        "`inlineSecret` while the secret store is the file store (use `clientSecretEnvVar`).",
+    )
     private_key_env_var: str | None = Field(
         default=None,
         description="With `clientCredentials`: the environment variable holding the PEM private key "
         "(`private_key_jwt`).",
     )
-    private_key: str | None = Field(default=None, description="Refused (`inlineSecret`): use `privateKeyEnvVar`.")
+    private_key: str | None = Field(
+        default=None,
+        description="The PEM private key as a value: kept in the OS keychain (read back as `\"***\"`); refused with "
+        "`inlineSecret` while the secret store is the file store (use `privateKeyEnvVar`).",
+    )
     signing_algorithm: SigningAlgorithm | None = Field(
         default=None, description="With `privateKeyEnvVar`: how the client assertion is signed (default `RS256`)."
     )
@@ -197,7 +209,9 @@ class HttpServerConfig(CommonConfig):
     type: Literal["http"] = Field(description="Always `http`.")
     url: str = Field(min_length=1, description="The MCP endpoint: `https`, or `http` to a loopback host.")
     headers: dict[str, str] = Field(
-        default_factory=dict, description="Headers to send; never secrets (`inlineSecret`); read back as `\"***\"`."
+        default_factory=dict,
+        description="Headers to send; read back as `\"***\"`. A secret-named one is kept in the OS keychain, and "
+        "refused with `inlineSecret` while the secret store is the file store.",
     )
     env_headers: dict[str, str] = Field(
         default_factory=dict, description="Headers whose values come from environment variables, by header name."

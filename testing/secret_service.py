@@ -19,6 +19,7 @@ from typing import Any
 SECRETS_NAME = "org.freedesktop.secrets"
 READY_TIMEOUT_S = 20.0
 PACKAGES = "gnome-keyring dbus dbus-x11"
+LOGIN_PASSWORD = "test-login-password"
 
 
 class SecretServiceMissing(RuntimeError):
@@ -56,6 +57,14 @@ class SecretServiceSession:
                 if label_part in item.get_label()
             ]
 
+    def labels(self, label_part: str) -> list[str]:
+        """The labels of the items whose label contains ``label_part``: readable while the keychain is locked."""
+        import secretstorage
+
+        with self.connection() as connection:
+            collection = secretstorage.get_default_collection(connection)
+            return [item.get_label() for item in collection.get_all_items() if label_part in item.get_label()]
+
     def delete_items(self, label_part: str) -> int:
         """Remove items behind the daemon's back, as a person in Seahorse would."""
         import secretstorage
@@ -75,6 +84,31 @@ class SecretServiceSession:
             collection = secretstorage.get_default_collection(connection)
             collection.lock()
             assert collection.is_locked()
+
+    def unlock(self) -> None:
+        """Unlock the login collection without a prompt, as a person typing the password would (GNOME Keyring's
+        own interface for its tools: ``UnlockWithMasterPassword`` with the secret sent in a ``plain`` session)."""
+        import secretstorage
+        from jeepney import DBusAddress, new_method_call
+
+        service = DBusAddress(
+            "/org/freedesktop/secrets", bus_name=SECRETS_NAME, interface="org.freedesktop.Secret.Service"
+        )
+        with self.connection() as connection:
+            collection = secretstorage.get_default_collection(connection)
+            opened = connection.send_and_get_reply(
+                new_method_call(service, "OpenSession", "sv", ("plain", ("s", ""))), timeout=READY_TIMEOUT_S
+            )
+            session = opened.body[1]
+            guilt = DBusAddress(
+                "/org/freedesktop/secrets",
+                bus_name=SECRETS_NAME,
+                interface="org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface",
+            )
+            secret = (session, b"", LOGIN_PASSWORD.encode(), "text/plain")
+            call = new_method_call(guilt, "UnlockWithMasterPassword", "o(oayays)", (collection.collection_path, secret))
+            connection.send_and_get_reply(call, timeout=READY_TIMEOUT_S)
+            assert not collection.is_locked()
 
 
 def _wait_for_name(address: str, name: str, timeout_s: float) -> None:
@@ -135,7 +169,7 @@ def secret_service(root: Path) -> Iterator[SecretServiceSession]:
             env={**env, "DBUS_SESSION_BUS_ADDRESS": address},
         )
         assert keyring.stdin is not None
-        keyring.stdin.write(b"test-login-password")  # --unlock reads the login keyring's password from stdin
+        keyring.stdin.write(LOGIN_PASSWORD.encode())  # --unlock reads the login keyring's password from stdin
         keyring.stdin.close()
         _wait_for_name(address, SECRETS_NAME, READY_TIMEOUT_S)
         yield SecretServiceSession(address, home)

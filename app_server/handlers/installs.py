@@ -14,9 +14,11 @@ from app_server.handlers.servers import record
 from mcp_runtime import (
     Origins,
     admin_policy,
+    check_bundle_free,
     check_server,
     installed_entries,
     parse_server_config,
+    remove_bundle,
     remove_other_versions,
 )
 from protocol.install import (
@@ -29,6 +31,7 @@ from protocol.install import (
     RegistrySearchParams,
     RegistrySearchResult,
 )
+from protocol.jsonrpc import AppError
 from protocol.server import ServerResult
 
 SEARCH_PAGE = 30
@@ -73,13 +76,25 @@ async def install(ctx: RequestContext, params: InstallParams) -> ServerResult:
     check_server(params.name, config)
     ctx.daemon.settings.policy.check_transport(config, params.name)
     admin_policy().check(params.name, config, planned.source)
+    if existing is not None and not upgrade:
+        raise AppError("serverExists", f"a server named {params.name!r} already exists", name=params.name)
+    if planned.bundle is not None:
+        check_bundle_free(((s.name, s.source) for s in store.list()), planned.bundle[0], params.name)
+    await installs.place(planned)  # every check passed: only now is a bundle unpacked
     # off the loop: secret inputs are written to the secret store (a keychain may answer slowly) first
+    try:
+        if upgrade:
+            server = await anyio.to_thread.run_sync(store.reinstall, params.name, config, planned.source)
+        else:
+            create = functools.partial(store.create, params.name, config, source=planned.source)
+            server = await anyio.to_thread.run_sync(create)
+    except BaseException:
+        if planned.bundle is not None and not upgrade:
+            remove_bundle(ctx.daemon.data_dir, planned.source)  # nothing names the files
+        raise
     if upgrade:
-        server = await anyio.to_thread.run_sync(store.reinstall, params.name, config, planned.source)
         await ctx.daemon.config_changed(params.name)
     else:
-        create = functools.partial(store.create, params.name, config, source=planned.source)
-        server = await anyio.to_thread.run_sync(create)
         ctx.daemon.server_created(server.name, server.config)  # an enabled install starts, as a create does
     if planned.bundle is not None:
         remove_other_versions(ctx.daemon.data_dir, *planned.bundle)

@@ -11,6 +11,7 @@ from mcp_runtime import (
     Origins,
     StoredServer,
     admin_policy,
+    check_removable,
     check_server,
     patched,
     redacted,
@@ -86,16 +87,22 @@ async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResul
         check_server(params.name, params.config)
     sent, patch = params.config, params.patch
 
+    before: list[McpServerConfig] = []
+
     def change(stored: McpServerConfig) -> McpServerConfig:
         config = restore_redacted(sent, stored) if sent is not None else patched(params.name, stored, patch or {})
         if config.type != stored.type:
             ctx.daemon.settings.policy.check_transport(config, params.name)
         ctx.daemon.settings.policy.check_sources(config, params.name)
-        admin_policy().check(params.name, config, source)
+        admin_policy().check_edit(params.name, stored, config, source)
+        before[:] = [stored]
         return config
 
     source = ctx.daemon.store.require(params.name).source
     server = await anyio.to_thread.run_sync(ctx.daemon.store.edit, params.name, change, params.expected_revision)
+    old_url = getattr(before[0], "url", None) if before else None
+    if old_url is not None and getattr(server.config, "url", None) != old_url:
+        await ctx.daemon.login_moved(params.name, old_url)  # the old URL's tokens are never used again
     await ctx.daemon.config_changed(params.name)
     return ServerResult(server=record(server))
 
@@ -103,6 +110,8 @@ async def update(ctx: RequestContext, params: ServerUpdateParams) -> ServerResul
 @method("mcpServer/delete", ServerNameParams)
 async def delete(ctx: RequestContext, params: ServerNameParams) -> Empty:
     stored = ctx.daemon.store.require(params.name)
+    # a locked keychain could not remove the server's items: refused before anything changes
+    await anyio.to_thread.run_sync(check_removable, ctx.daemon.data_dir, params.name, stored.config)
     await ctx.daemon.forget_server(params.name)
     await anyio.to_thread.run_sync(ctx.daemon.store.delete, params.name)  # and the server's items
     remove_bundle(ctx.daemon.data_dir, stored.source)

@@ -32,8 +32,8 @@ from protocol.tool import ToolCallParams, ToolProgress
 
 
 @method("thread/start", ThreadStartParams)
-def thread_start(ctx: RequestContext, params: ThreadStartParams) -> ThreadResult:
-    thread = ctx.daemon.threads.start(_admit(ctx, params), ctx.connection)
+async def thread_start(ctx: RequestContext, params: ThreadStartParams) -> ThreadResult:
+    thread = await ctx.daemon.threads.start(_admit(ctx, params), ctx.connection)
     known: dict[str, ServerInstructions] = {}
     for name in thread.servers:  # answered at once: only what a management connection already holds
         try:

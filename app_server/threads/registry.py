@@ -247,7 +247,7 @@ class ThreadRegistry:
 
     # ---------------------------------------------------------------- methods
 
-    def _server_set(self, params: ThreadStartParams) -> dict[str, McpServerConfig]:
+    def _server_set(self, params: ThreadStartParams, inline: set[str] | None = None) -> dict[str, McpServerConfig]:
         from mcp_runtime import MAX_SERVERS, check_server, normalized, restore_redacted
 
         servers: dict[str, McpServerConfig] = {}
@@ -273,13 +273,22 @@ class ThreadRegistry:
                 )
             if existing is None and config.enabled:
                 servers[name] = config
+                if inline is not None:
+                    inline.add(name)
         if len(servers) > MAX_SERVERS:
             raise AppError("tooManyServers", f"a thread has at most {MAX_SERVERS} servers", limit=MAX_SERVERS)
         self._settings.policy.check_all(servers.items())
         return servers
 
-    def start(self, params: ThreadStartParams, connection: ClientConnection) -> Thread:
-        servers = self._server_set(params)
+    async def start(self, params: ThreadStartParams, connection: ClientConnection) -> Thread:
+        import anyio
+
+        from mcp_runtime import for_thread_record
+
+        inline: set[str] = set()
+        servers = self._server_set(params, inline)
+        # off the loop: an inline server's secrets go to the secret store (a keychain may answer slowly) first
+        servers = await anyio.to_thread.run_sync(for_thread_record, servers, inline)
         record = ThreadRecord(
             id=f"thr_{uuid.uuid4().hex}",
             name=params.name or "",

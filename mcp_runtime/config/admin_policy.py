@@ -76,6 +76,14 @@ class AdminPolicy:
             details = {"rule": rule} | ({"name": name} if name is not None else {})
             raise AppError("policyDenied", f"the administrator's policy does not allow {about}", **details)
 
+    def check_edit(self, name: str, stored: McpServerConfig, config: McpServerConfig, source: str) -> None:
+        """An update: an installed server (registry or bundle) edited into another program, URL or environment is
+        no longer what was installed, so it must also pass as a server the user wrote; else an allowed entry could
+        be turned into anything under its name."""
+        if source.partition(":")[0] in ("registry", "bundle") and _identity(config) != _identity(stored):
+            self.check(name, config, "user")
+        self.check(name, config, source)
+
     def check_registry(self, url: str) -> None:
         if self.registries is not None and url.rstrip("/") not in {r.rstrip("/") for r in self.registries}:
             raise AppError(
@@ -97,6 +105,15 @@ def _facts(config: McpServerConfig, source: str) -> dict[str, Any]:
     else:
         facts["url"] = config.url
     return facts
+
+
+def _identity(config: McpServerConfig) -> tuple[Any, ...]:
+    """What makes a server the program it is: what runs and with which variables (their names: a key's value may
+    change), or where it connects."""
+    if config.type == "stdio":
+        variables = (tuple(sorted(config.env)), tuple(config.env_vars))
+        return ("stdio", config.command, tuple(config.args), config.cwd, variables)
+    return ("http", config.url)
 
 
 def _matches(entry: dict[str, Any], facts: dict[str, Any]) -> bool:

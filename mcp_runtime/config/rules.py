@@ -149,7 +149,7 @@ def _check_oauth(oauth: OAuthSettings) -> None:
         raise AppError("inlineSecret", "oauth.clientSecret must not be inline: use oauth.clientSecretEnvVar")
     if oauth.private_key is not None and not _keychain():
         raise AppError("inlineSecret", "oauth.privateKey must not be inline: use oauth.privateKeyEnvVar")
-    if oauth.idp is not None and oauth.idp.client_secret is not None:
+    if oauth.idp is not None and oauth.idp.client_secret is not None and not _keychain():
         raise AppError("inlineSecret", "oauth.idp.clientSecret must not be inline: use oauth.idp.clientSecretEnvVar")
     if oauth.resource is not None:
         raise AppError("unsupported", "oauth.resource is not supported")
@@ -218,6 +218,8 @@ def _check_identity_assertion(oauth: OAuthSettings) -> None:
     check_url(idp.token_endpoint, field="oauth.idp.tokenEndpoint")
     if idp.client_secret_env_var is not None:
         _check_env_name(idp.client_secret_env_var, "config.oauth.idp.clientSecretEnvVar")
+        if idp.client_secret is not None:
+            _oauth_only("idp.clientSecret", "an IdP client without idp.clientSecretEnvVar (one place for the secret)")
     _check_one_source(idp.id_token_file, idp.id_token_env_var, "idp.idTokenFile", "idp.idTokenEnvVar")
 
 

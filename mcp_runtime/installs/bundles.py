@@ -174,7 +174,25 @@ def compatibility(manifest: dict[str, Any]) -> dict[str, Any]:
     runtime = _RUNTIMES.get(manifest["server"]["type"])
     if runtime is not None and shutil.which(runtime) is None:
         return {"ok": False, "reason": f"{runtime} is not installed on this machine"}
+    exposed = _sensitive_in_argv(manifest)
+    if exposed is not None:
+        where = "the server's command line, which every user of this machine can read"
+        return {"ok": False, "reason": f"the sensitive setting {exposed!r} would be in {where}"}
     return {"ok": True}
+
+
+def _sensitive_in_argv(manifest: dict[str, Any]) -> str | None:
+    """A ``sensitive`` ``user_config`` key the command or arguments name (on any platform): a secret is never put
+    in a child's argv, and a bundle has no other way to pass an argument, so it does not run here."""
+    sensitive = {key for key, spec in (manifest.get("user_config") or {}).items() if spec.get("sensitive")}
+    mcp = manifest["server"]["mcp_config"]
+    configs = [mcp, *(mcp.get("platform_overrides") or {}).values()]
+    for config in configs:
+        for text in [config.get("command") or "", *(config.get("args") or [])]:
+            for name in re.findall(r"\$\{user_config\.([^}]+)\}", str(text)):
+                if name in sensitive:
+                    return str(name)
+    return None
 
 
 def summary(manifest: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import shutil
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from mcp_runtime.installs.exposure import exposure_reason, file_store_header, package_exposure, remote_exposure
 from protocol.jsonrpc import AppError
 
 RUNTIMES = {"npm": "npx", "pypi": "uvx", "oci": "docker", "nuget": "dnx"}
@@ -94,6 +95,8 @@ def install_options(
             option |= {"runnable": False, "reason": f"packages of {kind!r} are not supported"}
         elif transport != "stdio":
             option |= {"runnable": False, "reason": "only stdio packages are started by this daemon"}
+        elif (exposed := package_exposure(package, _argument_key)) is not None:
+            option |= {"runnable": False, "reason": exposure_reason(exposed, "argv")}
         elif which(runtime) is None:
             option |= {"runnable": False, "missing": runtime, "reason": f"{runtime} is not installed on this machine"}
         options.append(option)
@@ -108,8 +111,18 @@ def install_options(
         }
         if sse:
             option["reason"] = "SSE-only remotes are not supported"
+        elif (exposed := remote_exposure(remote)) is not None:
+            option |= {"runnable": False, "reason": exposure_reason(exposed, "url")}
+        elif (header := file_store_header(remote, _keychain())) is not None:
+            option |= {"runnable": False, "reason": exposure_reason(header, "header")}
         options.append(option)
     return options
+
+
+def _keychain() -> bool:
+    from mcp_runtime.secrets.store import secret_store
+
+    return secret_store().kind == "keychain"
 
 
 def resolve_inputs(declared: list[dict[str, Any]], given: Mapping[str, Any]) -> dict[str, str]:
@@ -233,10 +246,11 @@ def entry_config(server: Mapping[str, Any], option: str, given: Mapping[str, Any
         )  # fmt: skip
     if chosen["transport"] == "sse":
         raise AppError("unsupported", "SSE-only remotes are not supported", field="remotes")
-    if not chosen["runnable"]:
-        raise AppError("unsupported", chosen.get("reason", "this install option is not supported"), field="packages")
-    values = resolve_inputs(chosen["inputs"], given)
     kind, _, index = option.partition(":")
+    if not chosen["runnable"]:
+        field = "remotes" if kind == "remote" else "packages"
+        raise AppError("unsupported", chosen.get("reason", "this install option is not supported"), field=field)
+    values = resolve_inputs(chosen["inputs"], given)
     if kind == "remote":
         return remote_config(server["remotes"][int(index)], values)
     return package_config(server["packages"][int(index)], values)

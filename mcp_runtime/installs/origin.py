@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +70,15 @@ def remove_bundle(data_dir: Path, source: str) -> None:
     name = rest.rpartition("@")[0]
     if kind == "bundle" and _BUNDLE_NAME.fullmatch(name):
         shutil.rmtree(data_dir / "bundles" / name, ignore_errors=True)
+
+
+def check_bundle_free(sources: Iterable[tuple[str, str]], bundle: str, name: str) -> None:
+    """``serverExists`` when the bundle is installed under another server's name (``(alias, source)`` pairs): two
+    servers would share one folder, and an upgrade or a delete of one would take the other's files."""
+    for alias, source in sources:
+        if alias != name and source.startswith(f"bundle:{bundle}@"):
+            raise AppError(
+                "serverExists",
+                f"the bundle {bundle!r} is installed as server {alias!r}: install it under that name to upgrade it",
+                name=alias,
+            )

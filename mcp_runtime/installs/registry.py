@@ -88,7 +88,7 @@ class RegistryClient:
             raise
         except (OSError, ValueError, _Unreachable) as exc:
             kept = _read_json(self._data_dir, cache)
-            if kept is None:
+            if not isinstance(kept, dict) or "body" not in kept:  # nothing cached, or a cache file spoilt
                 raise AppError(
                     "registryUnavailable", f"the MCP Registry cannot be reached: {exc}", url=self.base_url,
                     detail=str(exc)[:200],

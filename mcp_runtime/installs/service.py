@@ -26,11 +26,13 @@ _INPUTS_FILE = "inputs.json"
 
 @dataclass(frozen=True)
 class Planned:
-    """A config (wire shape) to store, the row's ``source``, and for a bundle what to do once it is stored."""
+    """A config (wire shape) to store, the row's ``source``, and for a bundle its ``(name, version)`` and what
+    :meth:`Installs.place` writes once every check has passed (the archive and the inputs kept in a file)."""
 
     config: dict[str, Any]
     source: str
     bundle: tuple[str, str] | None = None
+    files: tuple[bundles.Bundle, dict[str, Any]] | None = None
 
 
 def _kinds(server: dict[str, Any]) -> list[str]:
@@ -108,8 +110,9 @@ class Installs:
     async def plan_bundle(
         self, path: str, inputs: dict[str, Any], previous: McpServerConfig | None, previous_source: str | None
     ) -> Planned:
-        """Unpack a bundle and plan its config; ``previous`` is the stored config of an earlier install of a bundle
-        (``previous_source``): when it is the same bundle, its inputs are kept where none are given."""
+        """Read a bundle and plan its config, writing nothing yet; ``previous`` is the stored config of an earlier
+        install of a bundle (``previous_source``): when it is the same bundle, its inputs are kept where none are
+        given."""
         admin_policy().check_bundles()
         bundle = await anyio.to_thread.run_sync(bundles.open_bundle, path)
         compatible = bundles.compatibility(bundle.manifest)
@@ -120,11 +123,19 @@ class Installs:
         same = previous is not None and (previous_source or "").startswith(f"bundle:{bundle.name}@")
         kept = self._kept_inputs(bundle, previous) if same and previous is not None else {}
         values = bundles.check_values(bundle.manifest, kept | inputs)
-        folder = await anyio.to_thread.run_sync(bundles.unpack, bundle, self.data_dir)
+        folder = self.data_dir / bundles.BUNDLES / bundle.name / bundle.version
         config = bundles.bundle_config(bundle.manifest, folder, values, str(Path.home()))
         plain = {k: v for k, v in values.items() if not _sensitive(bundle.manifest, k)}
+        source = f"bundle:{bundle.name}@{bundle.version}"
+        return Planned(config, source, (bundle.name, bundle.version), (bundle, plain))
+
+    async def place(self, planned: Planned) -> None:
+        """Unpack a planned bundle into its folder and keep its plain inputs (after the checks, before the store)."""
+        if planned.files is None:
+            return
+        bundle, plain = planned.files
+        await anyio.to_thread.run_sync(bundles.unpack, bundle, self.data_dir)
         safe_fs.write_file(self.data_dir, f"{bundles.BUNDLES}/{bundle.name}/{_INPUTS_FILE}", _json(plain))
-        return Planned(config, f"bundle:{bundle.name}@{bundle.version}", (bundle.name, bundle.version))
 
     def _kept_inputs(self, bundle: bundles.Bundle, previous: McpServerConfig) -> dict[str, Any]:
         import json

@@ -185,6 +185,15 @@ class CredentialStore:
                 found.append((name, url))
         return found
 
+    def keeps_secrets(self, name: str) -> bool:
+        """Whether an entry of ``name`` names an item of the secret store (from the file alone)."""
+        try:
+            entries = self._read()
+        except (OSError, ValueError):
+            return False
+        prefix = entry_key(name, "")
+        return any(key.startswith(prefix) and isinstance(e.get(_REFERENCE), str) for key, e in entries.items())
+
     def record_challenge(self, name: str, url: str, scopes: list[str]) -> None:
         """Keep the scopes of the last ``insufficient_scope`` challenge of a logged-in (name, url)."""
         self.update(name, url, lambda entry: {**entry, "challengedScopes": scopes} if entry else None)
@@ -205,10 +214,9 @@ class CredentialStore:
         self.update(name, url, lambda _: entry)
 
     def delete(self, name: str, url: str | None = None) -> None:
-        """Forget (name, url), or every URL of ``name`` when ``url`` is None (server deleted)."""
-        if url is not None:
-            self.update(name, url, lambda _: None)
-            return
+        """Forget (name, url), or every URL of ``name`` when ``url`` is None (server deleted). The items go first:
+        a file entry whose item is gone reads as no login, while an item no entry names would be a value left
+        behind; a keychain that cannot remove them (``secretStoreLocked``) leaves the file as it was."""
         prefix = entry_key(name, "")
         try:
             with self._lock:
@@ -216,13 +224,15 @@ class CredentialStore:
                     entries = self._read()
                 except (OSError, ValueError) as exc:
                     raise AppError("storeCorrupted", f"{self.path} cannot be read", path=str(self.path)) from exc
-                kept = {k: v for k, v in entries.items() if not k.startswith(prefix)}
-                if len(kept) != len(entries):
+                gone = [k for k in entries if (k == entry_key(name, url) if url is not None else k.startswith(prefix))]
+                for key in gone:
+                    recorded = entries[key].get(_REFERENCE)
+                    if isinstance(recorded, str):
+                        secret_store().forget(name, _field(key[len(prefix) :]), recorded)
+                if gone:
+                    kept = {k: v for k, v in entries.items() if k not in gone}
                     document = {"version": CREDENTIALS_VERSION, "entries": kept}
                     write_atomic(self.path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode(), 0o600)
-                for key, entry in entries.items():
-                    if key not in kept:
-                        _forget(name, key[len(prefix) :], entry)
         except Timeout as exc:
             raise AppError("serverBusy", "the credential store is locked by another writer; retry") from exc
 

@@ -325,7 +325,7 @@ class IdentityAssertionGrant(MachineGrant):
         assert idp is not None  # the config's rules require it for this grant
         self._idp = idp
         self._refusal: AppError | None = None
-        self._idp_secret = (
+        self._idp_secret = idp.client_secret or (  # the value the OS keychain keeps (the config revealed), else
             env_value(idp.client_secret_env_var, "idp.clientSecretEnvVar", env) if idp.client_secret_env_var else None
         )
         self._id_token = HeldCredential(

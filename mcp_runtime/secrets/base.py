@@ -38,6 +38,10 @@ class SecretStore(Protocol):
         """Drop the item a record stands for (after the file no longer records it); absent items are fine."""
         ...
 
+    def check(self) -> None:
+        """Raise ``secretStoreLocked`` unless items can be read and removed now (before a delete begins)."""
+        ...
+
 
 class FileSecretStore:
     """The 0600 files themselves: the value is what the file records."""
@@ -52,4 +56,7 @@ class FileSecretStore:
         return recorded
 
     def forget(self, server: str, field: str, recorded: str) -> None:
+        return None
+
+    def check(self) -> None:
         return None

@@ -12,6 +12,10 @@ from typing import Any
 
 from mcp_runtime.secrets.base import SecretStore, is_reference
 from protocol.config import HttpServerConfig, McpServerConfig, StdioServerConfig
+from protocol.jsonrpc import AppError
+
+REDACTED = "***"
+"""What the wire shows for a secret; in a thread's record, what stands for the app's value at the same destination."""
 
 OAUTH_FIELDS = (("clientSecret", "client_secret"), ("privateKey", "private_key"))
 
@@ -76,8 +80,6 @@ def seal(store: SecretStore, name: str, config: McpServerConfig, stored: McpServ
 def forget(store: SecretStore, name: str, recorded: dict[str, str]) -> None:
     """Drop the items behind ``recorded`` (field → recorded value); best effort, after the files stopped naming
     them (one left behind holds a value nothing points at, never a value in use)."""
-    from protocol.jsonrpc import AppError
-
     for field, value in recorded.items():
         try:
             store.forget(name, field, value)
@@ -93,13 +95,49 @@ def left_behind(before: McpServerConfig | None, after: McpServerConfig | None) -
 
 def reveal(store: SecretStore, name: str, config: McpServerConfig, prefix: str = "") -> McpServerConfig:
     """The config with the values of its secrets (those whose path starts with ``prefix``), for a start
-    (``secretStoreLocked``, ``missingSecret``); blocks."""
+    (``secretStoreLocked``, ``missingSecret``); a ``***`` (a thread's record of an app server) stands for what the
+    app's config of ``name`` records now, at the same destination only. Blocks."""
     recorded = _references(config, prefix)
+    if REDACTED in recorded.values():
+        from mcp_runtime.secrets.store import app_secrets
+
+        current = app_secrets(name, config)
+        recorded = {f: current.get(f, value) if value == REDACTED else value for f, value in recorded.items()}
+        for field, value in recorded.items():
+            if value == REDACTED:
+                raise AppError(
+                    "missingSecret",
+                    f"{field} of server {name!r} is no longer kept for this destination: send it again",
+                    field=field,
+                    server=name,
+                )
     return with_values(config, {field: store.reveal(name, field, value) for field, value in recorded.items()})
 
 
 def _references(config: McpServerConfig, prefix: str) -> dict[str, str]:
-    return {f: v for f, v in secret_fields(config).items() if f.startswith(prefix) and is_reference(v)}
+    return {
+        f: v for f, v in secret_fields(config).items() if f.startswith(prefix) and (is_reference(v) or v == REDACTED)
+    }
+
+
+def for_thread_record(servers: dict[str, McpServerConfig], inline: set[str]) -> dict[str, McpServerConfig]:
+    """The configs a thread records (``threads/<id>.json``): an app server's secrets as ``***`` (its servers get
+    what the app keeps at their next start, so a changed key reaches running threads too), an inline server's kept
+    in the store like any other (references with the keychain). Blocks."""
+    from mcp_runtime.secrets.store import secret_store
+
+    recorded: dict[str, McpServerConfig] = {}
+    try:
+        for name, config in servers.items():
+            if name in inline:
+                recorded[name] = seal(secret_store(), name, config, None)
+            else:
+                recorded[name] = with_values(config, dict.fromkeys(secret_fields(config), REDACTED))
+    except BaseException:
+        for name in inline & set(recorded):
+            forget(secret_store(), name, left_behind(recorded[name], servers[name]))
+        raise
+    return recorded
 
 
 async def revealed(name: str, config: McpServerConfig, prefix: str = "") -> McpServerConfig:

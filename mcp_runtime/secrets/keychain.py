@@ -141,6 +141,11 @@ class KeychainSecretStore:
             return
         self._forget(self._ring(), self._service(server, field, data_dir_id), recorded[len(REFERENCE_PREFIX) :])
 
+    def check(self) -> None:
+        """A read of an item no one keeps: the keychain must open (unlocked) to answer it."""
+        ring = self._ring()
+        self._call(lambda: ring.get_password(f"{NAME}: unlocked?", "check"))
+
     def _forget(self, ring: KeyringBackend, service: str, token: str) -> None:
         from keyring.errors import PasswordDeleteError
 

@@ -23,8 +23,9 @@ log = structlog.get_logger("mcp_runtime.secrets")
 
 
 def move_secrets_in(store: ConfigStore, data_dir: Path) -> int:
-    """Move every secret still in ``mcps.json`` or ``credentials.json`` into the keychain; how many servers' and
-    logins' secrets moved. Blocks: run it in a worker thread. Nothing to do with the file store."""
+    """Move every secret still in ``mcps.json``, a thread record or ``credentials.json`` into the keychain; how many
+    servers', records' and logins' secrets moved. Blocks: run it in a worker thread. Nothing to do with the file
+    store."""
     if secret_store().kind != "keychain":
         return 0
     moved = 0
@@ -33,6 +34,9 @@ def move_secrets_in(store: ConfigStore, data_dir: Path) -> int:
             if any(not is_reference(value) for value in secret_fields(server.config).values()):
                 store.edit(server.name, lambda config: config)  # the store seals every value it writes
                 moved += 1
+        from mcp_runtime.secrets.thread_records import move_thread_records
+
+        moved += move_thread_records(secret_store(), store, data_dir)
         if not (data_dir / CREDENTIALS_FILE).exists():
             return moved
         from mcp_runtime.oauth.credentials import SECRET_FIELDS, CredentialStore  # the OAuth package only if needed

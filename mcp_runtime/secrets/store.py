@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from mcp_runtime.secrets.base import FileSecretStore, SecretStore
 from mcp_runtime.secrets.choice import SecretStoreDecision
+from protocol.config import McpServerConfig
 
 _store: SecretStore = FileSecretStore()
 
@@ -30,3 +32,20 @@ def use_secret_store(decision: SecretStoreDecision, data_dir: Path) -> None:
         _store = KeychainSecretStore(decision.backend, data_dir)
     else:
         _store = FileSecretStore()
+
+
+
+AppSecrets = Callable[[str, McpServerConfig], dict[str, str]]
+"""Field → recorded value of the app's config of a server, when it has the destination of the config given."""
+_app_secrets: AppSecrets | None = None
+
+
+def use_app_secrets(lookup: AppSecrets) -> None:
+    """Set by the daemon with its threads: what a thread record's ``***`` stands for (the app's current values)."""
+    global _app_secrets
+    _app_secrets = lookup
+
+
+def app_secrets(name: str, config: McpServerConfig) -> dict[str, str]:
+    """:data:`AppSecrets` of this run (nothing before the daemon sets it); blocks."""
+    return _app_secrets(name, config) if _app_secrets is not None else {}

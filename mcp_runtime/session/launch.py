@@ -3,9 +3,11 @@
 The server's environment is the same with or without a sandbox: the SDK's safe default set, its ``PATH`` being the
 daemon's followed by the login shell's (``--path-from-shell``), then the variables ``envVars`` names, then ``env``.
 Without a sandbox the daemon looks the command up itself in that ``PATH`` (``commandNotFound`` names the folders).
-With one, the host's wrapper (resolved once at start) runs with the safe default set only, and the server's own
-variables cross it as ``/usr/bin/env K=V… <command>`` arguments: the command is then looked up inside the
-sandbox, which may see other files than the daemon does.
+With one, the host's wrapper (resolved once at start) runs with the safe default set, and the server's own
+variables cross it in carrier variables no wrapper reads (``MCP_APP_SERVER_ENV_<i>`` = ``K=V``), which a fixed
+``/bin/sh`` line inside turns back into ``K`` before it runs the command: never as arguments, since any user of the
+machine can read a process's argv (SPEC §14). The command is then looked up inside the sandbox, which may see other
+files than the daemon does.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from mcp_runtime import _sdk_compat
 from protocol.config import StdioServerConfig
 from protocol.jsonrpc import AppError
 
-ENV_PROGRAM = "/usr/bin/env"
-"""Inside a sandbox: sets the server's variables, then runs its command (a fixed path on Linux and macOS)."""
+SHELL_PROGRAM = "/bin/sh"
+"""Inside a sandbox: sets the server's variables from their carriers, then runs its command (a fixed path on Linux
+and macOS)."""
+CARRIER_PREFIX = "MCP_APP_SERVER_ENV_"
 
 
 @dataclass(frozen=True)
@@ -89,8 +93,21 @@ def plan(config: StdioServerConfig, env: Mapping[str, str], sandbox: Sequence[st
     if not sandbox:
         executable = find_command(config.command, server_env.get("PATH", ""))
         return Launch(executable, [config.command, *config.args], server_env)
-    if "=" in config.command:
-        raise AppError("startupFailed", f"a command with '=' cannot be run through the sandbox: {config.command}")
     assignments = [f"{name}={value}" for name, value in server_env.items() if base.get(name) != value]
-    argv = [*sandbox, ENV_PROGRAM, "--", *assignments, config.command, *config.args]
-    return Launch(sandbox[0], argv, base)
+    prefix = CARRIER_PREFIX
+    while any(name.startswith(prefix) for name in server_env):
+        prefix = "_" + prefix  # a config's own variable is never taken for a carrier
+    carriers = {f"{prefix}{index}": assignment for index, assignment in enumerate(assignments)}
+    script = _unpacking_script(list(carriers))
+    argv = [*sandbox, SHELL_PROGRAM, "-c", script, SHELL_PROGRAM, config.command, *config.args]
+    return Launch(sandbox[0], argv, {**base, **carriers})
+
+
+def _unpacking_script(carriers: list[str]) -> str:
+    """The ``sh`` line that sets each carrier's ``K=V`` as ``K`` and runs the command: it names the carriers only,
+    never a value. ``PWD`` is dropped first (the shell exports it; the server's environment does not have it)."""
+    lines = ["unset PWD OLDPWD"]
+    for carrier in carriers:
+        lines.append(f'export "${{{carrier}%%=*}}=${{{carrier}#*=}}"; unset {carrier}')
+    lines.append('exec "$@"')
+    return "\n".join(lines)

@@ -630,7 +630,7 @@ export interface HttpServerConfig {
   type: "http";
   /** The MCP endpoint: `https`, or `http` to a loopback host. */
   url: string;
-  /** Headers to send; never secrets (`inlineSecret`); read back as `"***"`. */
+  /** Headers to send; read back as `"***"`. A secret-named one is kept in the OS keychain, and refused with `inlineSecret` while the secret store is the file store. */
   headers?: { [key: string]: string };
   /** Headers whose values come from environment variables, by header name. */
   envHeaders?: { [key: string]: string };
@@ -663,7 +663,7 @@ export interface IdentityProviderSettings {
   clientId: string;
   /** The environment variable holding this app's client secret at the IdP. */
   clientSecretEnvVar?: string;
-  /** Refused (`inlineSecret`): use `clientSecretEnvVar`. */
+  /** The client secret as a value: kept in the OS keychain (read back as `"***"`); refused with `inlineSecret` while the secret store is the file store (use `clientSecretEnvVar`). */
   clientSecret?: string;
   /** Absolute path of the file the host's single sign-on keeps the user's ID token in (read for each exchange). */
   idTokenFile?: string;
@@ -1137,9 +1137,9 @@ export interface OAuthLoginResult {
  * OAuth options: scopes, trusted origins, the login's callback port, a client ID metadata document,
  * a pre-registered or machine client, sender-constrained tokens, enterprise and workload identities.
  *
- * `clientSecret`, `privateKey` and `resource` are accepted in shape only, to be refused with a typed reason
- * (`inlineSecret`, `unsupported`): secrets come only from the environment (`clientSecretEnvVar`,
- * `privateKeyEnvVar`) or from files the host keeps (`idp.idTokenFile`, `assertionFile`).
+ * Secrets come from the environment (`clientSecretEnvVar`, `privateKeyEnvVar`), from files the host keeps
+ * (`idp.idTokenFile`, `assertionFile`), or as values (`clientSecret`, `privateKey`, `idp.clientSecret`)
+ * kept in the OS keychain (`inlineSecret` with the file store). `resource` is `unsupported`.
  */
 export interface OAuthSettings {
   /** Scopes to ask for at login. */
@@ -1152,11 +1152,11 @@ export interface OAuthSettings {
   clientId?: string;
   /** The environment variable holding the client secret. */
   clientSecretEnvVar?: string;
-  /** Refused (`inlineSecret`): use `clientSecretEnvVar`. */
+  /** The client secret as a value: kept in the OS keychain (read back as `"***"`); refused with `inlineSecret` while the secret store is the file store (use `clientSecretEnvVar`). */
   clientSecret?: string;
   /** With `clientCredentials`: the environment variable holding the PEM private key (`private_key_jwt`). */
   privateKeyEnvVar?: string;
-  /** Refused (`inlineSecret`): use `privateKeyEnvVar`. */
+  /** The PEM private key as a value: kept in the OS keychain (read back as `"***"`); refused with `inlineSecret` while the secret store is the file store (use `privateKeyEnvVar`). */
   privateKey?: string;
   /** With `privateKeyEnvVar`: how the client assertion is signed (default `RS256`). */
   signingAlgorithm?: "RS256" | "ES256";

@@ -112,6 +112,7 @@ def test_a_long_storm_still_costs_only_the_live_catalog(data_dir: Path) -> None:
     check_memory(*storm_memory(data_dir, 600))
 
 
+@pytest.mark.serial  # latency bounds: a test beside it would take the daemon's core (make test runs it alone)
 @pytest.mark.parametrize("era", ["2026", "2025"])
 def test_other_requests_keep_their_latency_during_a_storm(daemon: Daemon, era: str) -> None:
     """A list, a call to a calm server and a call to the storming server itself, during the storm (a thread's)."""

@@ -36,10 +36,52 @@ def generate(out: Path) -> str:
     return (out / "index.ts").read_text()
 
 
-def tsc(*args: str) -> None:
-    assert TSC.exists(), "TypeScript is a devDependency: run `npm ci` (make setup)"
-    done = subprocess.run([str(TSC), *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
+class Compiled:
+    """One strict ``tsc`` program over every file the tests below check: a compile costs seconds, mostly loading the
+    libraries, so the files share one and each test reads the diagnostics of the files it is about."""
+
+    def __init__(self, files: dict[str, Path]) -> None:
+        assert TSC.exists(), "TypeScript is a devDependency: run `npm ci` (make setup)"
+        command = [str(TSC), *STRICT, "--noEmit", "--pretty", "false", "--types", "node", *map(str, files.values())]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=180)
+        self.files = files
+        self.output = done.stdout + done.stderr
+        self.returncode = done.returncode
+        assert done.returncode == 0 or self.output.strip(), "tsc failed without a diagnostic"
+
+    def errors_in(self, *names: str, also: tuple[Path, ...] = ()) -> list[str]:
+        return diagnostics(self.output, [self.files[name] for name in names] + list(also))
+
+
+def diagnostics(output: str, files: list[Path]) -> list[str]:
+    """The lines of ``tsc`` output about these files, and those that name no file but an error (options, the run)."""
+    wanted = {path.resolve() for path in files}
+    found = []
+    for line in output.splitlines():
+        where = re.match(r"^(.+?)\(\d+,\d+\): ", line)
+        if where is None:
+            if re.search(r"\berror\b", line):
+                found.append(line)
+        elif (ROOT / where.group(1)).resolve() in wanted:
+            found.append(line)
+    return found
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> Compiled:
+    """The freshly generated bindings, the type checks of the checked-in ones and json2ts's types from the bundle."""
+    out = tmp_path_factory.mktemp("typescript")
+    generate(out / "generated")
+    json2ts = ROOT / "node_modules" / ".bin" / "json2ts"
+    subprocess.run(
+        [str(json2ts), "-i", str(ROOT / "schemas" / "protocol.schema.json"), "-o", str(out / "from-schema.ts")],
+        cwd=ROOT, check=True, capture_output=True, timeout=120,
+    )
+    return Compiled({
+        "generated": out / "generated" / "index.ts",
+        "type checks": ROOT / "tests" / "clients" / "typescript" / "type_checks.ts",
+        "from schema": out / "from-schema.ts",
+    })
 
 
 def test_checked_in_bindings_match_the_models_byte_for_byte(tmp_path: Path) -> None:
@@ -48,14 +90,20 @@ def test_checked_in_bindings_match_the_models_byte_for_byte(tmp_path: Path) -> N
     assert first == BINDINGS.read_text(), "regenerate with `make schemas`"
 
 
-def test_generated_bindings_compile_strictly(tmp_path: Path) -> None:
-    generate(tmp_path)
-    tsc(*STRICT, "--noEmit", str(tmp_path / "index.ts"))
+def test_generated_bindings_compile_strictly(compiled: Compiled) -> None:
+    assert compiled.errors_in("generated") == []
 
 
-def test_bindings_type_what_the_daemon_does() -> None:
+def test_bindings_type_what_the_daemon_does(compiled: Compiled) -> None:
     """Wrong params, retired methods, unknown reasons and closed sets fail to compile (``@ts-expect-error``)."""
-    tsc(*STRICT, "--noEmit", str(ROOT / "tests" / "clients" / "typescript" / "type_checks.ts"))
+    assert compiled.errors_in("type checks", also=(BINDINGS,)) == []
+
+
+def test_the_shared_compile_is_clean_and_read_by_file(compiled: Compiled) -> None:
+    assert compiled.returncode == 0, compiled.output
+    output = "tests/a.ts(3,7): error TS2322: Type 'number' is not assignable.\nerror TS5023: Unknown compiler option."
+    assert diagnostics(output, [ROOT / "tests" / "a.ts"]) == output.splitlines()
+    assert diagnostics(output, [ROOT / "tests" / "b.ts"]) == ["error TS5023: Unknown compiler option."]
 
 
 def test_bindings_export_each_name_once_and_nothing_retired() -> None:
@@ -162,17 +210,12 @@ def test_every_type_and_field_is_described() -> None:
     assert "/** The full name, `mcp__<server>__<tool>`: what a model calls it. */\n  name: string;" in text
 
 
-def test_a_standard_generator_turns_the_json_schema_bundle_into_clean_types(tmp_path: Path) -> None:
+def test_a_standard_generator_turns_the_json_schema_bundle_into_clean_types(compiled: Compiled) -> None:
     """``json-schema-to-typescript`` on the bundle (no flags): every model by its own name, none numbered."""
-    out = tmp_path / "from-schema.ts"
-    json2ts = ROOT / "node_modules" / ".bin" / "json2ts"
-    subprocess.run(
-        [str(json2ts), "-i", str(ROOT / "schemas" / "protocol.schema.json"), "-o", str(out)],
-        cwd=ROOT, check=True, capture_output=True, timeout=120,
-    )
+    out = compiled.files["from schema"]
     names = re.findall(r"^export (?:interface|type) (\w+)", out.read_text(), re.M)
     bindings = set(re.findall(r"^export (?:interface|type) (\w+)", BINDINGS.read_text(), re.M))
     assert len(names) == len(set(names)) and not [name for name in names if re.search(r"\d", name)]
     assert set(names) - {"McpAppServerProtocol"} <= bindings
     assert {"ToolCallParams", "ServerStatus", "ErrorReason", "StdioServerConfig"} <= set(names)
-    tsc(*STRICT, "--noEmit", "--types", "node", str(out))
+    assert compiled.errors_in("from schema") == []

@@ -123,6 +123,21 @@ def _zip(path: Path, entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path
     return path
 
 
+def _claiming(path: Path, entry: str, size: int) -> Path:
+    """The archive with ``entry``'s central directory record claiming ``size`` unpacked bytes (what a zip bomb's
+    header says is all the guard has before a byte is written)."""
+    data = bytearray(path.read_bytes())
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:
+        name_length = int.from_bytes(data[at + 28 : at + 30], "little")
+        if data[at + 46 : at + 46 + name_length] == entry.encode():
+            data[at + 24 : at + 28] = size.to_bytes(4, "little")
+            path.write_bytes(bytes(data))
+            return path
+        at = data.find(b"PK\x01\x02", at + 4)
+    raise AssertionError(f"no central directory record for {entry}")
+
+
 def _refused(d: Daemon, path: Path) -> DaemonError:
     with pytest.raises(DaemonError) as refused:
         d.request("mcpServer/bundle/inspect", {"path": str(path)})
@@ -145,6 +160,10 @@ def test_hand_made_archives_meet_the_guards(tmp_path: Path, data_dir: Path) -> N
         assert _refused(d, _zip(tmp_path / "fifo.mcpb", [(fifo, b"")])).reason == "unsafeBundle"
         bomb = _refused(d, _zip(tmp_path / "bomb.mcpb", [("zeros.bin", bytes(32 << 20))]))
         assert bomb.reason == "bundleTooLarge" and bomb.data["measure"] == "ratio" and bomb.code == -32013
+        many = _refused(d, _zip(tmp_path / "many.mcpb", [(f"f/{i}", b"") for i in range(20_000)]))
+        assert (many.reason, many.data["measure"], many.data["limit"]) == ("bundleTooLarge", "files", 20_000)
+        huge = _refused(d, _claiming(_zip(tmp_path / "huge.mcpb", [("big.bin", b"x" * 64)]), "big.bin", 600 << 20))
+        assert (huge.reason, huge.data["measure"]) == ("bundleTooLarge", "bytes")
         with zipfile.ZipFile(tmp_path / "bad.mcpb", "w") as archive:
             archive.writestr("manifest.json", json.dumps({"manifest_version": "0.3", "name": "x", "version": "1"}))
         bad = _refused(d, tmp_path / "bad.mcpb")
@@ -154,3 +173,54 @@ def test_hand_made_archives_meet_the_guards(tmp_path: Path, data_dir: Path) -> N
         assert _refused(d, tmp_path / "dots-name.mcpb").reason == "invalidBundle"  # never bundles/../<version>
         assert not (data_dir / "bundles" / "fixture-bundle" / "1.0.0").exists()
         assert not (tmp_path / "escape.txt").exists()
+
+
+def test_a_bundle_that_would_put_a_sensitive_setting_in_argv_does_not_run_here(
+    tmp_path: Path, data_dir: Path, daemon: Daemon
+) -> None:
+    """SPEC §14: a secret never goes in a child's argv (every user of the machine reads it), and a bundle has no
+    other way to pass an argument: inspect says so before consent, install refuses and unpacks nothing."""
+    document = manifest()
+    document["server"]["mcp_config"]["args"] = ["${__dirname}/server/fixture_server.py", "--key=${user_config.token}"]
+    override = manifest()
+    override["server"]["mcp_config"]["platform_overrides"] = {sys.platform: {"args": ["${user_config.token}"]}}
+    for index, bad in enumerate((document, override)):
+        path = pack(tmp_path, bad, f"argv-{index}.mcpb")
+        seen = daemon.request("mcpServer/bundle/inspect", {"path": str(path)})
+        assert seen["compatibility"]["ok"] is False and "'token'" in seen["compatibility"]["reason"]
+        with pytest.raises(DaemonError) as refused:
+            install(daemon, path, token="argv-secret-77")
+        assert (refused.value.reason, refused.value.data["field"]) == ("unsupported", "compatibility")
+        assert "argv-secret-77" not in json.dumps(refused.value.data)
+    assert daemon.request("mcpServer/list", {})["data"] == []
+    assert not (data_dir / "bundles" / "fixture-bundle").exists()
+    assert "argv-secret-77" not in daemon.stderr()
+
+
+def test_a_refused_bundle_install_unpacks_nothing_and_one_bundle_belongs_to_one_server(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """Every check comes before a byte is unpacked (a policy refusal, a name taken), and a bundle installed as one
+    server cannot be installed as a second one: an upgrade or a delete of either would take the other's files."""
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"deniedServers": [{"command": [sys.executable]}]}))
+    folder = data_dir / "bundles" / "fixture-bundle"
+    bundle = pack(tmp_path, manifest())
+    with running_daemon(data_dir, args=("--policy", str(policy))) as d:
+        d.initialize()
+        with pytest.raises(DaemonError) as refused:
+            install(d, bundle, token="t1")
+        assert refused.value.reason == "policyDenied" and not folder.exists()
+    with running_daemon(data_dir) as d:
+        d.initialize()
+        d.request("mcpServer/create", {"name": "taken", "config": {"command": "node", "enabled": False}})
+        with pytest.raises(DaemonError) as taken:
+            install(d, bundle, name="taken", token="t1")
+        assert (taken.value.reason, taken.value.data["name"]) == ("serverExists", "taken") and not folder.exists()
+        install(d, bundle, name="first", token="t1")
+        with pytest.raises(DaemonError) as second:
+            install(d, pack(tmp_path, manifest("2.0.0"), "v2.mcpb"), name="second", token="t2")
+        assert (second.value.reason, second.value.data["name"]) == ("serverExists", "first")
+        assert (folder / "1.0.0" / "manifest.json").is_file() and not (folder / "2.0.0").exists()
+        started = d.request("mcpServer/start", {"name": "first"}, timeout=60)
+        assert started["status"]["runtimeStatus"] == "connected"

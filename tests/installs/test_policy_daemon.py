@@ -116,3 +116,31 @@ def test_import_skips_a_denied_server(tmp_path: Path, data_dir: Path) -> None:
         result = d.request("mcpServer/importFromApp", {"app": "claude", "path": str(claude)})
         assert result["imported"] == ["fine"]
         assert {"name": "local", "reason": "policyDenied"} in result["skipped"]
+
+
+def test_an_installed_server_edited_into_another_program_must_pass_as_the_users_own(
+    tmp_path: Path, data_dir: Path, registry_url: str
+) -> None:
+    """An allowed entry installed, then updated to run something else (another command, arguments, a new variable
+    such as NODE_OPTIONS, another URL): refused as a user's server would be; a new key value or a description is
+    still the installed server."""
+    document = {"allowedServers": [{"registryName": EVERYTHING}], "allowUserServers": False}
+    path = policy_file(tmp_path, document)
+    with running_daemon(data_dir, args=("--policy", str(path), "--registry-url", registry_url)) as d:
+        d.initialize()
+        allowed = {"registry": {"name": EVERYTHING, "option": "package:0"}}
+        inputs = {"EVERYTHING_TOKEN": "tok-1"}
+        d.request("mcpServer/install", {"name": "every", "source": allowed, "inputs": inputs, "enabled": False})
+        again = {"EVERYTHING_TOKEN": "tok-1", "LOG_LEVEL": "info"}  # a new destination takes its values again
+        for patch in (
+            {"command": "bash", "args": ["-c", "echo owned"], "env": again},
+            {"args": ["-y", "some-other-package@1.0.0"], "env": again},
+            {"env": {"NODE_OPTIONS": "--require /tmp/evil.js"}},
+            {"cwd": str(tmp_path)},
+        ):
+            rule = denied(lambda patch=patch: d.request("mcpServer/update", {"name": "every", "patch": patch}))
+            assert rule == {"key": "allowUserServers"}, patch
+        d.request("mcpServer/update", {"name": "every", "patch": {"env": {"EVERYTHING_TOKEN": "tok-2"}}})
+        d.request("mcpServer/update", {"name": "every", "patch": {"description": "mine", "toolTimeoutMs": 5000}})
+        (row,) = d.request("mcpServer/list", {"names": ["every"]})["data"]
+        assert row["config"]["command"] == "npx" and "deniedBy" not in row and row["revision"] == 3

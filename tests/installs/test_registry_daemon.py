@@ -146,6 +146,16 @@ def test_offline_the_cache_answers_stale_and_nothing_cached_is_registry_unavaila
         cache = data_dir / "registry-cache"
         assert all((p.stat().st_mode & 0o777) == 0o600 for p in cache.iterdir())
 
+        source = {"registry": {"name": EVERYTHING, "option": "package:0"}}  # installs from the cached entry
+        row = d.request("mcpServer/install", {"name": "every", "source": source, "enabled": False})["server"]
+        assert row["source"] == f"registry:{EVERYTHING}@{PINNED}" and row["installedFrom"]["updateAvailable"] is False
+        for spoilt in cache.iterdir():  # a cache file that is not what the daemon wrote: typed, never a crash
+            spoilt.write_text("[1, 2]")
+        with pytest.raises(DaemonError) as unreadable:
+            d.request("mcpServer/registry/search", {})
+        assert unreadable.value.reason == "registryUnavailable"
+        assert [s["name"] for s in d.request("mcpServer/list", {})["data"]] == ["every"]
+
 
 def test_a_redirect_is_never_followed(data_dir: Path, registry_url: str) -> None:
     with running_daemon(data_dir, args=("--registry-url", registry_url)) as d:
@@ -165,3 +175,68 @@ def test_a_registry_url_that_is_not_https_or_loopback_is_a_usage_error(data_dir:
         input=b"", capture_output=True, timeout=30, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 2 and b"--registry-url" in done.stderr
+
+
+def test_an_option_that_would_put_a_secret_in_argv_or_a_url_is_not_runnable_and_never_installed(
+    data_dir: Path, registry_url: str
+) -> None:
+    """SPEC §14: a secret is never in a child's argv (every user reads it) nor in a config's URL (shown in every
+    response); ``server.json`` gives such an argument no other way to the server, so the option is refused."""
+    secret = "sk-argv-secret-4242"
+    name = "io.github.example/secret-arguments"
+    with running_daemon(data_dir, args=("--registry-url", registry_url)) as d:
+        d.initialize()
+        options = {o["option"]: o for o in d.request("mcpServer/registry/get", {"name": name})["installOptions"]}
+        exposed = {"package:0": "--api-key", "package:1": "token", "package:2": "SHARED_KEY", "remote:0": "tenant_key"}
+        for option, key in exposed.items():
+            assert options[option]["runnable"] is False and repr(key) in options[option]["reason"], options[option]
+        assert options["package:3"]["runnable"] is True  # a secret in the environment only is fine
+        inputs = {"--api-key": secret, "token": secret, "SHARED_KEY": secret, "tenant_key": secret}
+        for option in exposed:
+            source = {"registry": {"name": name, "option": option}}
+            with pytest.raises(DaemonError) as refused:
+                d.request("mcpServer/install", {"name": "leaky", "source": source, "inputs": inputs})
+            assert (refused.value.reason, refused.value.data["field"]) == (
+                "unsupported", "remotes" if option.startswith("remote") else "packages",
+            )  # fmt: skip
+            assert secret not in json.dumps(refused.value.data)
+        source = {"registry": {"name": name, "option": "package:3"}}
+        inputs = {"ENV_KEY": secret, "workspace": "w1"}
+        row = d.request("mcpServer/install", {"name": "envkey", "source": source, "inputs": inputs, "enabled": False})
+        config = row["server"]["config"]
+        assert config["args"] == ["-y", "@example/env-key@1.0.0", "w1"] and config["env"] == {"ENV_KEY": "***"}
+        assert [s["name"] for s in d.request("mcpServer/list", {})["data"]] == ["envkey"]
+        assert secret not in d.stderr()
+
+
+def test_a_remote_with_a_secret_named_header_installs_only_where_the_keychain_keeps_it(
+    data_dir: Path, registry_url: str, tmp_path: Path
+) -> None:
+    """SPEC §5: a literal secret-named header is kept only in the OS keychain (``inlineSecret`` with the file store),
+    so with the file store the option says it cannot run here; with the keychain it installs and the value is an
+    item there."""
+    from testing.secret_service import secret_service
+
+    name, token = "io.github.user/remote-weather", "Bearer sk-remote-header-777"
+    source = {"registry": {"name": name, "option": "remote:0"}}
+    params = {"name": "weather", "source": source, "inputs": {"Authorization": token}, "enabled": False}
+    with running_daemon(data_dir, args=("--registry-url", registry_url, "--secret-store", "file")) as d:
+        d.initialize()
+        (option,) = d.request("mcpServer/registry/get", {"name": name})["installOptions"]
+        assert option["runnable"] is False and "'Authorization'" in option["reason"]
+        with pytest.raises(DaemonError) as refused:
+            d.request("mcpServer/install", params)
+        assert refused.value.reason == "unsupported" and token not in json.dumps(refused.value.data)
+    keychain_args = ("--registry-url", registry_url, "--secret-store", "keychain")
+    with (
+        secret_service(tmp_path / "keychain") as keychain,
+        running_daemon(data_dir, env=keychain.env(), args=keychain_args) as d,
+    ):
+        d.initialize()
+        (option,) = d.request("mcpServer/registry/get", {"name": name})["installOptions"]
+        assert option["runnable"] is True
+        row = d.request("mcpServer/install", params)["server"]
+        assert row["config"]["url"] == "https://api.example.com/mcp"
+        assert row["config"]["headers"] == {"Authorization": "***"}
+        assert [v for _, v in keychain.items("mcp-app-server: weather headers.Authorization")] == [token]
+        assert token not in (data_dir / "mcps.json").read_text() and token not in d.stderr()

@@ -162,20 +162,30 @@ def test_the_launch_without_a_sandbox_finds_the_command_itself(tmp_path: Path, m
     )
 
 
-def test_the_launch_with_a_sandbox_passes_the_server_variables_as_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_launch_with_a_sandbox_passes_the_server_variables_in_the_environment_never_as_arguments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("PATH", "/usr/bin")
     monkeypatch.setenv("LOGNAME", "me")
-    config = parse_server_config("a", {"command": "npx", "args": ["srv"], "env": {"K": "v"}, "envVars": ["TOKEN"]})
+    config = parse_server_config("a", {"command": "npx", "args": ["srv"], "env": {"K": "v w"}, "envVars": ["TOKEN"]})
     started = launch.plan(config, {"TOKEN": "t"}, ("/usr/bin/bwrap", "--ro-bind", "/", "/"), ["/opt/node"])
     assert started.executable == "/usr/bin/bwrap"
-    assert started.argv == [
-        "/usr/bin/bwrap", "--ro-bind", "/", "/",
-        "/usr/bin/env", "--", "PATH=/usr/bin:/opt/node", "TOKEN=t", "K=v", "npx", "srv",
-    ]  # fmt: skip
-    assert started.env == launch.safe_environment() and "K" not in started.env
-    with pytest.raises(AppError) as err:
-        launch.plan(parse_server_config("a", {"command": "A=B"}), {}, ("/usr/bin/bwrap",), [])
-    assert err.value.reason == "startupFailed"
+    script = started.argv[6]
+    assert started.argv == ["/usr/bin/bwrap", "--ro-bind", "/", "/", "/bin/sh", "-c", script, "/bin/sh", "npx", "srv"]
+    assert not any(value in part for part in started.argv for value in ("v w", "TOKEN", "/opt/node"))
+    carriers = {k: v for k, v in started.env.items() if k.startswith("MCP_APP_SERVER_ENV_")}
+    assert sorted(carriers.values()) == ["K=v w", "PATH=/usr/bin:/opt/node", "TOKEN=t"]
+    assert {k: v for k, v in started.env.items() if k not in carriers} == launch.safe_environment()
+    # the script, run by a real shell, gives the command exactly those variables
+    command = ["/bin/sh", "-c", script, "/bin/sh", "/usr/bin/env"]
+    done = subprocess.run(command, env=started.env, capture_output=True, text=True, check=True)
+    got = dict(line.split("=", 1) for line in done.stdout.splitlines())
+    assert got == {**launch.safe_environment(), "PATH": "/usr/bin:/opt/node", "TOKEN": "t", "K": "v w"}
+
+    own = parse_server_config("a", {"command": "npx", "env": {"MCP_APP_SERVER_ENV_0": "mine"}})
+    taken = launch.plan(own, {}, ("/usr/bin/bwrap",), [])
+    assert "MCP_APP_SERVER_ENV_0" not in taken.env  # a config's variable is never read as a carrier
+    assert "MCP_APP_SERVER_ENV_0=mine" in [v for k, v in taken.env.items() if k.startswith("_MCP_APP_SERVER_ENV_")]
 
 
 def test_the_sandbox_wrapper_is_resolved_in_the_daemon_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

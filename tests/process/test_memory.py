@@ -16,6 +16,7 @@ from testing.fixtures import fixture_config
 pytestmark = pytest.mark.daemon
 
 
+@pytest.mark.serial  # no other thread may free a frozen object between the two counts (an xdist worker has one)
 def test_what_start_up_loaded_is_frozen_and_the_collector_runs_again() -> None:
     thresholds = gc.get_threshold()
     memory.pause_collector()

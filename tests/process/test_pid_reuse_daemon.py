@@ -20,7 +20,8 @@ from testing.daemon_client import running_daemon
 from testing.process_tree import children, start_family, started, stat, wait_gone, watcher_of
 
 NS_LAST_PID = Path("/proc/sys/kernel/ns_last_pid")
-pytestmark = [pytest.mark.daemon, pytest.mark.skipif(
+# ns_last_pid is the machine's: a test beside this one would take the numbers it forces (make test runs it alone).
+pytestmark = [pytest.mark.daemon, pytest.mark.serial, pytest.mark.skipif(
     sys.platform != "linux" or not os.access(NS_LAST_PID, os.W_OK), reason="forcing a pid needs ns_last_pid"
 )]
 

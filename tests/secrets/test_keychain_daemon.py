@@ -114,7 +114,7 @@ def test_a_literal_secret_header_is_accepted_with_the_keychain_and_kept_there(
     assert files_holding(data_dir, (FIRST_KEY,)) == []
 
 
-def test_a_locked_keychain_fails_the_start_and_the_update_typed_and_changes_nothing(
+def test_a_locked_keychain_fails_the_start_and_the_update_typed_changes_nothing_and_a_later_start_retries(
     keychain: SecretServiceSession, data_dir: Path
 ) -> None:
     with running_daemon(data_dir, env=keychain.env(), args=KEYCHAIN) as daemon:
@@ -131,6 +131,12 @@ def test_a_locked_keychain_fails_the_start_and_the_update_typed_and_changes_noth
         assert (data_dir / "mcps.json").read_bytes() == before  # a failed write leaves the config as it was
         assert daemon.request("mcpServer/list", {})["data"][0]["revision"] == 1  # and the daemon keeps serving
         assert FIRST_KEY not in json.dumps(err.data) and SECOND_KEY not in json.dumps(update.value.data)
+
+        keychain.unlock()  # the person unlocks it: the next start retries and finds the key, with no restart
+        assert env_digest(daemon, "fx") == digest(FIRST_KEY)
+        daemon.request("mcpServer/update", {"name": "fx", "patch": {"env": {"API_KEY": SECOND_KEY}}})
+        assert env_digest(daemon, "fx") == digest(SECOND_KEY)
+    assert [secret for _, secret in keychain.items("mcp-app-server: fx env.API_KEY")] == [SECOND_KEY]
 
 
 def test_an_item_removed_behind_the_daemon_is_missing_secret_naming_the_field(
@@ -184,3 +190,53 @@ def test_the_store_refuses_to_start_where_it_cannot_keep_its_word(data_dir: Path
     with running_daemon(data_dir, args=("--secret-store", "file")) as daemon:
         assert daemon.process.wait(30) == 2
     assert "kept in the OS keychain (Secret Service)" in daemon.stderr()
+
+
+def test_a_move_in_interrupted_after_the_keychain_write_is_done_again_and_loses_nothing(
+    keychain: SecretServiceSession, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The crash between the keychain write and the file's rewrite: the item is written (by the daemon's own store,
+    here in the test's process) and the daemon killed before ``mcps.json`` names it. The value is then in both
+    places; the next start moves it again, and the server gets it."""
+    with running_daemon(data_dir, args=("--secret-store", "file")) as daemon:
+        daemon.initialize()
+        create_fixture(daemon, "fx", FIRST_KEY)
+    before = (data_dir / "mcps.json").read_bytes()
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", keychain.address)
+    from mcp_runtime.secrets.keychain import KeychainSecretStore
+
+    KeychainSecretStore("Secret Service", data_dir).keep("fx", "env.API_KEY", FIRST_KEY)  # ... and the crash
+    assert (data_dir / "mcps.json").read_bytes() == before  # in both places now
+    assert [secret for _, secret in keychain.items("mcp-app-server: fx env.API_KEY")] == [FIRST_KEY]
+
+    with running_daemon(data_dir, env=keychain.env()) as daemon:
+        assert daemon.initialize()["secretStore"]["kind"] == "keychain"  # the marker the first write left
+        daemon.request("mcpServer/list", {})
+        wait_for_log(daemon, "secrets_moved_in")
+        assert env_digest(daemon, "fx") == digest(FIRST_KEY)
+    assert files_holding(data_dir, (FIRST_KEY,)) == []
+    kept = [secret for _, secret in keychain.items("mcp-app-server: fx env.API_KEY")]
+    assert kept and set(kept) == {FIRST_KEY}  # the interrupted write's item is an extra copy, never a loss
+
+
+def test_a_locked_keychain_moves_nothing_in_and_the_next_start_does(
+    keychain: SecretServiceSession, data_dir: Path
+) -> None:
+    with running_daemon(data_dir, args=("--secret-store", "file")) as daemon:
+        daemon.initialize()
+        create_fixture(daemon, "fx", FIRST_KEY)
+    before = (data_dir / "mcps.json").read_bytes()
+    keychain.lock()
+    with running_daemon(data_dir, env=keychain.env()) as daemon:
+        assert daemon.initialize()["secretStore"]["kind"] == "keychain"
+        daemon.request("mcpServer/list", {})
+        wait_for_log(daemon, "secrets_not_moved_in")
+        assert env_digest(daemon, "fx") == digest(FIRST_KEY)  # still read from the file it is in
+    assert (data_dir / "mcps.json").read_bytes() == before  # nothing rewritten, nothing lost
+    keychain.unlock()
+    with running_daemon(data_dir, env=keychain.env()) as daemon:
+        daemon.initialize()
+        daemon.request("mcpServer/list", {})
+        wait_for_log(daemon, "secrets_moved_in")
+    assert files_holding(data_dir, (FIRST_KEY,)) == []
+    assert [secret for _, secret in keychain.items("mcp-app-server: fx env.API_KEY")] == [FIRST_KEY]

@@ -32,11 +32,11 @@ def executable(path: Path, text: str) -> Path:
 
 
 def recording_wrapper(folder: Path, record: Path, label: str) -> Path:
-    """A ``bwrap``-named wrapper that appends its label, its own path and its environment to ``record``, then
-    runs what it wraps (as a real sandbox would, inside)."""
+    """A ``bwrap``-named wrapper that appends its label, its own path, its arguments and its environment to
+    ``record``, then runs what it wraps (as a real sandbox would, inside)."""
     return executable(
         folder / "bwrap",
-        f'#!/bin/sh\n{{ echo "ran {label} $0"; env | sed "s/^/env /"; }} >> "{record}"\n'
+        f'#!/bin/sh\n{{ echo "ran {label} $0"; printf "arg %s\\n" "$@"; env | sed "s/^/env /"; }} >> "{record}"\n'
         'case "$1" in --die-with-parent) shift ;; esac\nexec "$@"\n',
     )
 
@@ -83,6 +83,8 @@ def test_a_config_path_never_chooses_the_sandbox_wrapper(data_dir: Path, tmp_pat
 
 @posix_only
 def test_config_variables_reach_the_server_inside_the_wrapper_never_the_wrapper(data_dir: Path, tmp_path: Path) -> None:
+    """The server's variables cross the wrapper in carrier variables only: never under their own names in the
+    wrapper's environment, and never in any process's argv (``/proc/<pid>/cmdline`` is readable by every user)."""
     record = tmp_path / "record"
     wrapper = recording_wrapper(tmp_path / "host", record, "host")
     secret = "config-secret-value"
@@ -94,12 +96,32 @@ def test_config_variables_reach_the_server_inside_the_wrapper_never_the_wrapper(
         daemon.request("mcpServer/create", {"name": "fx", "config": config})
         assert env_digest(daemon, "fx", "API_KEY") == digest(secret)
         assert env_digest(daemon, "fx", "MY_TOKEN") == digest("daemon-token-value")
-    wrapper_env = dict(
-        line.removeprefix("env ").split("=", 1) for line in record.read_text().splitlines() if line.startswith("env ")
-    )
+        # the servers are running now: no process of the machine shows either value in its command line
+        running = command_lines()
+        assert any("--env-digest-tool" in line for line in running.values())  # the server is among them
+        assert [line for line in running.values() if secret in line or "daemon-token-value" in line] == []
+    lines = record.read_text().splitlines()
+    arguments = [line for line in lines if line.startswith("arg ")]
+    assert arguments and not any(secret in line or "daemon-token-value" in line for line in arguments)
+    wrapper_env = dict(line.removeprefix("env ").split("=", 1) for line in lines if line.startswith("env "))
     assert "API_KEY" not in wrapper_env and "MY_TOKEN" not in wrapper_env
-    # The SDK's safe default set, and nothing else the daemon has (the shell adds PWD, SHLVL and `_` itself).
-    assert set(wrapper_env) - {"PWD", "SHLVL", "_", "OLDPWD"} <= {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+    carriers = {name for name in wrapper_env if name.startswith("MCP_APP_SERVER_ENV_")}
+    assert {wrapper_env[name] for name in carriers} >= {f"API_KEY={secret}", "MY_TOKEN=daemon-token-value"}
+    # The SDK's safe default set and the carriers, nothing else the daemon has (the shell adds PWD, SHLVL, `_`).
+    rest = set(wrapper_env) - carriers - {"PWD", "SHLVL", "_", "OLDPWD"}
+    assert rest <= {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+
+
+def command_lines() -> dict[int, str]:
+    """Every readable process's command line (``/proc/<pid>/cmdline``, arguments joined by spaces)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+    return found
 
 
 @pytest.mark.parametrize("variable", ["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"])
