@@ -213,7 +213,9 @@ class Daemon:
         if self._initialized:
             return
         self._initialized = True
-        from mcp_runtime import secret_store_info
+        from mcp_runtime import KeptLaunches, secret_store_info
+
+        KeptLaunches.initialized()  # the kept launches start now if start-up's reader did not see initialized
 
         if secret_store_info()["kind"] == "keychain":
             self.spawner.spawn(self._move_secrets_in, name="secrets-move-in")
@@ -223,21 +225,24 @@ class Daemon:
             enabled = []
         if not enabled:
             self._autostart_loaded.set()
+            from mcp_runtime import discard_kept
+
+            self.spawner.spawn(discard_kept, name="kept-launches-discard")
             return
         self._autostart = [server.name for server in enabled]
         if self._manager is not None:
             self._manager.expect_starts(self._autostart)
         configs = {server.name: server.config for server in enabled}
-        self.spawner.spawn(self._start_enabled, configs, name="autostart")
+        self.spawner.spawn(self._start_enabled, configs, (self.store.path.name, self.store.digest), name="autostart")
 
-    async def _start_enabled(self, configs: dict[str, McpServerConfig]) -> None:
+    async def _start_enabled(self, configs: dict[str, McpServerConfig], store: tuple[str, str | None]) -> None:
         """Autostart: the stdio servers' children at once (they need no SDK); once the host has its first answer,
         what a session needs (the owners, the SDK) loaded off the loop, then every session at once, attaching to
         its child (a command is looked up on the login shell's ``PATH`` kept from the last launch); once they are
         done, this launch's read of the login shell, which no longer competes with them."""
         from mcp_runtime import children_started, load_owners, load_thread_owner, refresh_login_path
 
-        async with children_started(configs, self.env, self.settings.policy):
+        async with children_started(configs, self.env, self.settings.policy, store):
             try:
                 await self.first_answer.wait()  # the host's first list needs the machine more than the SDK's import
                 await load_owners()

@@ -51,7 +51,10 @@ from .secrets.store import secret_store_info as secret_store_info
 from .secrets.store import use_app_secrets as use_app_secrets
 from .secrets.store import use_secret_store as use_secret_store
 from .session.early import children_started as children_started
+from .session.early import discard_kept as discard_kept
 from .session.extensions import declare_mcp_apps as declare_mcp_apps
+from .session.kept_launch import KeptLaunches as KeptLaunches
+from .session.kept_launch import launch_identity as launch_identity
 from .session.stdio import refresh_login_path as refresh_login_path
 from .settings import RuntimeSettings as RuntimeSettings
 from .settings import configure_runtime as configure_runtime

@@ -66,8 +66,26 @@ def launch() -> int:
         handshake.describe_policy(admin.summary())
     signals = StopSignals()
     secret_store = SecretStoreChoice(args.secret_store, data_dir)
-    early = EarlyStdio.begin(args, data_dir, signals, secret_store.wait)
+    initialized = threading.Event()
+    early = EarlyStdio.begin(args, data_dir, signals, secret_store.wait, initialized)
+    if early is not None:
+        _keep_launches(args, data_dir, policy_path, initialized)
     return serve(args, Path(data_dir), signals, early, secret_store)
+
+
+def _keep_launches(
+    args: argparse.Namespace, data_dir: str, policy_path: str | None, initialized: threading.Event
+) -> None:
+    """The enabled stdio servers kept from the last start begin as soon as ``initialized`` is read, before the
+    daemon has imported what reads its store (``kept_launch``): keyed by every setting that decides whether and
+    how a server starts."""
+    from mcp_runtime import KeptLaunches, launch_identity
+
+    settings = (
+        sorted(args.transports), args.stdio_sandbox, args.path_from_shell, args.allow_env, args.secret_store,
+        sys.executable,
+    )  # fmt: skip
+    KeptLaunches.begin(Path(data_dir), launch_identity(settings, policy_path), initialized)
 
 
 def _subcommand(args: argparse.Namespace) -> int:

@@ -34,8 +34,11 @@ class EarlyStdio:
     after ``handover``, which stops it without it taking a byte meant for the loop (it waits on stdin and on a
     wake-up pipe)."""
 
-    def __init__(self, data_dir: str, secret_store: Callable[[], SecretStoreDecision]) -> None:
+    def __init__(
+        self, data_dir: str, secret_store: Callable[[], SecretStoreDecision], initialized: threading.Event
+    ) -> None:
         self._secret_store = secret_store
+        self._initialized_event = initialized
         self._data_dir = data_dir
         self._client: handshake.Client | None = None
         self._answered: tuple[int | str, float, int] | None = None
@@ -55,14 +58,16 @@ class EarlyStdio:
         data_dir: str,
         signals: StopSignals,
         secret_store: Callable[[], SecretStoreDecision],
+        initialized: threading.Event,
     ) -> EarlyStdio | None:
         """Serve the first stdio lines when the daemon serves on stdio alone (``--listen`` and ``--trace`` go the
         ordinary way: a socket client may come first, and a trace records every line) and stdin is one ``select``
-        can wait on. The stop signals are caught from here on either way."""
+        can wait on. The stop signals are caught from here on either way; ``initialized`` is set when the host's
+        ``initialized`` is read here."""
         if args.listen is not None or args.trace is not None or not _selectable():
             signals.install(lambda: None)
             return None
-        early = cls(data_dir, secret_store)
+        early = cls(data_dir, secret_store, initialized)
         signals.install(early._wake)
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         early._thread.start()
@@ -154,6 +159,7 @@ class EarlyStdio:
             return True
         if self._client is not None and method == "initialized" and not has_id:
             self._initialized = True
+            self._initialized_event.set()
             return True
         return False
 

@@ -13,7 +13,6 @@ exit and reaped when it dies.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import os
@@ -22,10 +21,14 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_runtime.platform.watcher import CHILD_GROUPS
+from mcp_runtime.platform import descriptors
+from mcp_runtime.platform.watcher import CHILD_GROUPS, parent_death_signal
 from protocol.jsonrpc import AppError
+
+if TYPE_CHECKING:
+    import asyncio  # loaded by the loop's side only: a thread starts servers before the loop's imports
 
 PR_SET_CHILD_SUBREAPER = 36
 _subreaper: bool | None = None
@@ -47,10 +50,56 @@ def become_subreaper() -> bool:
         return False
 
 
+PARENT_DEATH_SIGNAL_ENV = "MCP_APP_SERVER_PARENT_DEATH_SIGNAL"
+"""A test and diagnostic switch: ``off`` starts children without Linux's parent-death signal, so that the child
+watcher alone is what kills them when the daemon dies (as on macOS)."""
+
+
+def child_setup() -> dict[str, Any]:
+    """Popen options run in the child between fork and exec: the descriptor limit the daemon was started with
+    (``descriptors``), and a signal when the daemon dies (Linux ``PR_SET_PDEATHSIG``), even on SIGKILL: the child
+    watcher's choice of signal (it stops the child for the watcher's sweep, or kills it without a watcher). On Linux
+    the server is also a child subreaper (kept across exec): what it double-forks away stays its descendant, so the
+    stop of that server and the watcher's sweep find it, not only the daemon's exit."""
+    if sys.platform != "linux":
+        CHILD_GROUPS.watching()
+        return {"preexec_fn": descriptors.restore_for_child}  # the child watcher covers the daemon's death
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    if not dies_with_daemon():
+        CHILD_GROUPS.watching()
+
+        def reaping() -> None:
+            descriptors.restore_for_child()
+            prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+        return {"preexec_fn": reaping}  # the child watcher covers the daemon's death
+    daemon_pid = os.getpid()
+    death_signal = parent_death_signal()
+
+    def setup() -> None:
+        descriptors.restore_for_child()
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        prctl(1, death_signal)  # PR_SET_PDEATHSIG
+        if os.getppid() != daemon_pid:
+            os._exit(1)  # the daemon died before the signal was armed
+
+    return {"preexec_fn": setup}
+
+
+def dies_with_daemon() -> bool:
+    """Whether a child started now gets Linux's parent-death signal (else only the child watcher covers the
+    daemon's death)."""
+    return sys.platform == "linux" and os.environ.get(PARENT_DEATH_SIGNAL_ENV) != "off"
+
+
 class Leader:
     """A server's process (the leader of its own process group), reaped by :meth:`release` only."""
 
     def __init__(self, popen: subprocess.Popen[bytes], stdin: asyncio.StreamWriter) -> None:
+        import asyncio
+
         self._popen = popen
         self.pid = popen.pid
         self.stdin = stdin
@@ -147,15 +196,15 @@ class Leader:
         reap_adopted()
 
 
-async def spawn(
+def start_server(
     *argv: str, executable: str, stdout: int, stderr: int, env: dict[str, str], cwd: str | None, **options: Any
-) -> Leader:
-    """Start a server in a session of its own with a stdin pipe of ours, watched but never reaped behind our back."""
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start a server in a session of its own, from any thread (no event loop needed): the process and our end of
+    its stdin pipe, for :func:`hold` to give to the loop."""
     global _subreaper
     if _subreaper is None:
         _subreaper = become_subreaper()
         atexit.register(kill_adopted)
-    loop = asyncio.get_running_loop()
     child_end, ours = os.pipe()
     try:
         popen = subprocess.Popen(
@@ -167,15 +216,34 @@ async def spawn(
         raise
     finally:
         os.close(child_end)
+    return popen, ours
+
+
+async def hold(popen: subprocess.Popen[bytes], stdin: int) -> Leader:
+    """A started server's process held by the loop: its stdin a pipe writer of the loop, watched, never reaped
+    behind our back."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()  # unused: the protocol's flow control and close waiter are what a writer needs
     protocol = asyncio.StreamReaderProtocol(reader)
     try:
-        transport, _ = await loop.connect_write_pipe(lambda: protocol, os.fdopen(ours, "wb", 0))
+        transport, _ = await loop.connect_write_pipe(lambda: protocol, os.fdopen(stdin, "wb", 0))
     except BaseException:
         popen.kill()
         popen.wait()
         raise
     return Leader(popen, asyncio.StreamWriter(transport, protocol, reader, loop))
+
+
+async def spawn(
+    *argv: str, executable: str, stdout: int, stderr: int, env: dict[str, str], cwd: str | None, **options: Any
+) -> Leader:
+    """Start a server in a session of its own with a stdin pipe of ours, watched but never reaped behind our back."""
+    popen, ours = start_server(
+        *argv, executable=executable, stdout=stdout, stderr=stderr, env=env, cwd=cwd, **options
+    )
+    return await hold(popen, ours)
 
 
 class Family:

@@ -20,7 +20,7 @@ import anyio
 
 from mcp_runtime.platform import children, descriptors
 from mcp_runtime.platform.shell_path import LOGIN_PATH
-from mcp_runtime.platform.watcher import CHILD_GROUPS, parent_death_signal
+from mcp_runtime.platform.watcher import CHILD_GROUPS
 from mcp_runtime.session import launch
 from mcp_runtime.session.stdin import StdinStream
 from mcp_runtime.session.stdout import STDOUT_CHUNK, StdoutStream
@@ -31,6 +31,7 @@ from protocol.jsonrpc import AppError
 if TYPE_CHECKING:
     from mcp_runtime._sdk_compat import TransportStreams
     from mcp_runtime.config.policy import ConfigPolicy
+    from mcp_runtime.session.kept_launch import Started
     from mcp_runtime.session.transport import StderrTail
 
 STOP_GRACE_S = 2.0
@@ -39,44 +40,6 @@ TERM_GRACE_S = 2.0
 """Time between SIGTERM and SIGKILL of the group."""
 STDERR_CHUNK = 1 << 16
 """Bytes of stderr read at once (only a bounded tail of it is kept)."""
-PARENT_DEATH_SIGNAL_ENV = "MCP_APP_SERVER_PARENT_DEATH_SIGNAL"
-"""A test and diagnostic switch: ``off`` starts children without Linux's parent-death signal, so that the child
-watcher alone is what kills them when the daemon dies (as on macOS)."""
-
-
-def _child_setup() -> dict[str, Any]:
-    """Popen options run in the child between fork and exec: the descriptor limit the daemon was started with
-    (``descriptors``), and a signal when the daemon dies (Linux ``PR_SET_PDEATHSIG``), even on SIGKILL: the child
-    watcher's choice of signal (it stops the child for the watcher's sweep, or kills it without a watcher). On Linux
-    the server is also a child subreaper (kept across exec): what it double-forks away stays its descendant, so the
-    stop of that server and the watcher's sweep find it, not only the daemon's exit."""
-    if sys.platform != "linux":
-        CHILD_GROUPS.watching()
-        return {"preexec_fn": descriptors.restore_for_child}  # the child watcher covers the daemon's death
-    import ctypes
-
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    if os.environ.get(PARENT_DEATH_SIGNAL_ENV) == "off":
-        CHILD_GROUPS.watching()
-
-        def reaping() -> None:
-            descriptors.restore_for_child()
-            prctl(children.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-
-        return {"preexec_fn": reaping}  # the child watcher covers the daemon's death
-    daemon_pid = os.getpid()
-    death_signal = parent_death_signal()
-
-    def setup() -> None:
-        descriptors.restore_for_child()
-        prctl(children.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        prctl(1, death_signal)  # PR_SET_PDEATHSIG
-        if os.getppid() != daemon_pid:
-            os._exit(1)  # the daemon died before the signal was armed
-
-    return {"preexec_fn": setup}
-
-
 _Pipe = tuple[asyncio.StreamReader, asyncio.ReadTransport, int]
 
 
@@ -85,22 +48,30 @@ async def _read_pipe(limit: int) -> _Pipe:
     chunk over through one more loop pass (``call_soon`` of ``pipe_data_received``) before a reader sees it,
     and a pipe of our own is ours to close, whoever else still holds its other end. Returns the reader, its
     transport (closing it closes our end) and the child's end."""
-    loop = asyncio.get_running_loop()
     ours, child_end = os.pipe()
+    try:
+        reader, transport = await _reading(ours, limit)
+    except BaseException:
+        os.close(child_end)
+        raise
+    return reader, transport, child_end
+
+
+async def _reading(ours: int, limit: int) -> tuple[asyncio.StreamReader, asyncio.ReadTransport]:
+    """Our end of a pipe from the child, read by an asyncio stream (closing the transport closes the end)."""
+    loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit)
     try:
         pipe = os.fdopen(ours, "rb", buffering=0)
     except BaseException:
         os.close(ours)
-        os.close(child_end)
         raise
     try:
         transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
     except BaseException:
         pipe.close()
-        os.close(child_end)
         raise
-    return reader, transport, child_end
+    return reader, transport
 
 
 async def _typed(pipe: Awaitable[_Pipe]) -> _Pipe:
@@ -194,7 +165,7 @@ class StdioTransport:
                 stderr=stderr,
                 env=started.env,
                 cwd=config.cwd,
-                **_child_setup(),
+                **children.child_setup(),
             )
         except FileNotFoundError as exc:
             if config.cwd is not None and not os.path.isdir(config.cwd):
@@ -236,6 +207,25 @@ class StdioTransport:
         finally:
             os.close(stdout_end)
             os.close(stderr_end)
+        self.pid = process.pid
+        CHILD_GROUPS.add(process.pid)
+        self._child = (process, stdout, stderr, stdout_pipe, stderr_pipe)
+
+    async def adopt(self, started: Started) -> None:
+        """Hold a child started before the loop ran (``kept_launch``), instead of starting one: its pipes and its
+        process given to the loop, as ``start`` leaves them."""
+        pipes: list[asyncio.ReadTransport] = []
+        try:
+            stdout, stdout_pipe = await _reading(started.hand_over("stdout"), STDOUT_CHUNK)
+            pipes.append(stdout_pipe)
+            stderr, stderr_pipe = await _reading(started.hand_over("stderr"), STDERR_CHUNK)
+            pipes.append(stderr_pipe)
+            process = await children.hold(started.popen, started.hand_over("stdin"))
+        except BaseException:
+            for pipe in pipes:
+                pipe.close()
+            started.discard()
+            raise
         self.pid = process.pid
         CHILD_GROUPS.add(process.pid)
         self._child = (process, stdout, stderr, stdout_pipe, stderr_pipe)

@@ -21,6 +21,7 @@ from mcp_runtime.config.rules import parse_server_config
 from mcp_runtime.limits import MAX_CONFIG_BYTES, MAX_SERVERS
 from mcp_runtime.secrets import configs as _secrets
 from mcp_runtime.secrets.store import secret_store
+from mcp_runtime.session.kept_launch import digest
 from mcp_runtime.storage import safe_fs as _safe_fs
 from mcp_runtime.storage.clock import utc_now
 from protocol.config import AppName, AppTargets, McpServerConfig
@@ -92,6 +93,8 @@ class ConfigStore:
         self._servers: dict[str, StoredServer] = {}
         self._corruption: str | None = None
         self._unsafe = False
+        self.digest: str | None = None
+        """The ``kept_launch.digest`` of the file's bytes the servers were read from (None before a read)."""
         self._refresh()
 
     @property
@@ -126,6 +129,7 @@ class ConfigStore:
         if max(size, len(data)) > MAX_CONFIG_BYTES:
             raise ValueError(f"{self.path.name} is larger than {MAX_CONFIG_BYTES} bytes")
         document = json.loads(data)
+        self.digest = digest(data)
         if not isinstance(document, dict) or document.get("version") != STORE_VERSION:
             raise ValueError(f"{self.path.name} has an unknown version")
         servers = document.get("mcpServers", {})
