@@ -328,6 +328,14 @@ def running_daemon(
         daemon.close()
 
 
+def store_servers(data_dir: Path, configs: dict[str, dict[str, Any]]) -> None:
+    """Create ``configs`` in ``data_dir`` through a daemon of their own, as a host did in an earlier launch."""
+    with running_daemon(data_dir) as first:
+        first.initialize()
+        for name, config in configs.items():
+            first.request("mcpServer/create", {"name": name, "config": config})
+
+
 @contextmanager
 def unix_client(path: Path) -> Iterator[JsonLinesClient]:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

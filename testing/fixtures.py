@@ -25,6 +25,16 @@ def fixture_config(*args: str, **extra: object) -> dict[str, object]:
     return {"command": command[0], "args": command[1:], **extra}
 
 
+MARK_START = 'echo $$ >> "$0"; exec "$@"'
+"""A shell line that appends its pid to the file in ``$0`` and becomes the command after it: one line per process
+started (the shell's pid is the server's after ``exec``), the file's modification time saying when."""
+
+
+def marked_fixture_config(marker: Path, **extra: object) -> dict[str, object]:
+    """:func:`fixture_config` started through :data:`MARK_START`, writing to ``marker``."""
+    return {"command": "/bin/sh", "args": ["-c", MARK_START, str(marker), *script("fixture_server.py")], **extra}
+
+
 def everything_config(**extra: object) -> dict[str, object]:
     entry = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
     return {"command": "node", "args": [str(entry), "stdio"], **extra}

@@ -12,37 +12,22 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from testing.daemon_client import running_daemon
-from testing.fixtures import fixture_config
+from testing.daemon_client import running_daemon, store_servers
+from testing.fixtures import marked_fixture_config
+from testing.process_tree import wait_gone
 
 pytestmark = pytest.mark.daemon
 
 STARTUP = "mcpServer/startupStatus/updated"
 CLIENT = {"clientInfo": {"name": "tests", "version": "0"}}
-MARK = 'echo $$ >> "$0"; exec "$@"'
-
-
-def _marked(marker: Path, **extra: Any) -> dict[str, Any]:
-    server = fixture_config()
-    return {"command": "/bin/sh", "args": ["-c", MARK, str(marker), server["command"], *server["args"]], **extra}
-
-
-def _store(data_dir: Path, configs: dict[str, dict[str, Any]]) -> None:
-    with running_daemon(data_dir) as first:
-        first.initialize()
-        for name, config in configs.items():
-            first.request("mcpServer/create", {"name": name, "config": config})
-
-
 def test_a_stdio_child_runs_before_the_sdk_has_loaded_and_its_session_attaches_to_it(
     data_dir: Path, tmp_path: Path
 ) -> None:
     markers = {name: tmp_path / f"{name}.pids" for name in ("a", "b")}
-    _store(data_dir, {name: _marked(marker) for name, marker in markers.items()})
+    store_servers(data_dir, {name: marked_fixture_config(marker) for name, marker in markers.items()})
     with running_daemon(data_dir) as daemon:
         daemon.initialize()  # the host asks nothing more: the SDK loads after a quiet quarter second
         daemon.wait_notification(STARTUP, lambda p: p["status"] == "starting", timeout=60)
@@ -62,7 +47,7 @@ def test_a_stdio_child_runs_before_the_sdk_has_loaded_and_its_session_attaches_t
 
 def test_no_child_and_no_startup_event_before_initialized(data_dir: Path, tmp_path: Path) -> None:
     marker = tmp_path / "pids"
-    _store(data_dir, {"quiet": _marked(marker)})
+    store_servers(data_dir, {"quiet": marked_fixture_config(marker)})
     with running_daemon(data_dir) as daemon:
         daemon.request("initialize", CLIENT)
         listed = daemon.request("mcpServer/list", {})
@@ -79,25 +64,14 @@ def test_a_child_whose_config_changed_before_its_session_is_replaced(data_dir: P
     """The host edits a server between ``initialized`` and its session: the early child is not used, and none is
     left running."""
     old, new = tmp_path / "old.pids", tmp_path / "new.pids"
-    _store(data_dir, {"edited": _marked(old)})
+    store_servers(data_dir, {"edited": marked_fixture_config(old)})
     with running_daemon(data_dir) as daemon:
         daemon.request("initialize", CLIENT)
         daemon.notify("initialized")
-        daemon.request("mcpServer/update", {"name": "edited", "config": _marked(new)})
+        daemon.request("mcpServer/update", {"name": "edited", "config": marked_fixture_config(new)})
         daemon.wait_notification(STARTUP, lambda p: p["status"] == "ready", timeout=90)
         assert len(new.read_text().split()) == 1
         early = old.read_text().split() if old.exists() else []
         assert len(early) <= 1
         for pid in early:  # the early child (if it started before the edit) is gone once autostart is over
-            _wait_gone(int(pid))
-
-
-def _wait_gone(pid: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"process {pid} is still running")
+            assert wait_gone([int(pid)], 30) == []

@@ -10,26 +10,17 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from testing.daemon_client import Daemon, running_daemon
-from testing.fixtures import fixture_config
+from testing.daemon_client import Daemon, running_daemon, store_servers
+from testing.fixtures import marked_fixture_config
 from testing.process_tree import started, wait_gone
 
 pytestmark = pytest.mark.daemon
 
 STARTUP = "mcpServer/startupStatus/updated"
 CLIENT = {"clientInfo": {"name": "tests", "version": "0"}}
-MARK = 'echo $$ >> "$0"; exec "$@"'
-
-
-def _marked(marker: Path) -> dict[str, Any]:
-    server = fixture_config()
-    return {"command": "/bin/sh", "args": ["-c", MARK, str(marker), server["command"], *server["args"]]}
-
-
 def _pids(marker: Path) -> list[int]:
     return [int(pid) for pid in marker.read_text().split()] if marker.exists() else []
 
@@ -56,18 +47,11 @@ def _launch(data_dir: Path, names: list[str], env: dict[str, str] | None = None)
     return _kept_children(daemon)
 
 
-def _store(data_dir: Path, configs: dict[str, dict[str, Any]]) -> None:
-    with running_daemon(data_dir) as first:
-        first.initialize()
-        for name, config in configs.items():
-            first.request("mcpServer/create", {"name": name, "config": config})
-
-
 def test_the_last_starts_launches_begin_at_initialized_and_their_sessions_hold_them(
     data_dir: Path, tmp_path: Path
 ) -> None:
     markers = {name: tmp_path / f"{name}.pids" for name in ("a", "b")}
-    _store(data_dir, {name: _marked(marker) for name, marker in markers.items()})
+    store_servers(data_dir, {name: marked_fixture_config(marker) for name, marker in markers.items()})
     assert _launch(data_dir, list(markers)) == 0  # the first autostart plans them and keeps what it planned
     assert (data_dir / "launches.json").stat().st_mode & 0o777 == 0o600
     before = {name: _pids(marker) for name, marker in markers.items()}
@@ -89,11 +73,11 @@ def test_the_last_starts_launches_begin_at_initialized_and_their_sessions_hold_t
 
 def test_a_store_changed_since_the_last_start_starts_nothing_kept(data_dir: Path, tmp_path: Path) -> None:
     old, new = tmp_path / "old.pids", tmp_path / "new.pids"
-    _store(data_dir, {"edited": _marked(old)})
+    store_servers(data_dir, {"edited": marked_fixture_config(old)})
     _launch(data_dir, ["edited"])
     with running_daemon(data_dir) as editor:  # a host that edits and never says initialized: no autostart
         editor.request("initialize", CLIENT)
-        editor.request("mcpServer/update", {"name": "edited", "config": _marked(new)})
+        editor.request("mcpServer/update", {"name": "edited", "config": marked_fixture_config(new)})
     kept_before = len(_pids(old))
     assert _launch(data_dir, ["edited"]) == 0
     assert len(_pids(old)) == kept_before, "the kept launch of the old config ran"
@@ -106,7 +90,7 @@ def test_a_kept_launch_its_config_no_longer_plans_is_stopped_and_the_server_star
     """The store is the same but the daemon's environment is not (``TERM`` is passed to every server): the child
     started from the kept launch is not the one the config plans now, so it goes and a new one serves."""
     marker = tmp_path / "pids"
-    _store(data_dir, {"server": _marked(marker)})
+    store_servers(data_dir, {"server": marked_fixture_config(marker)})
     _launch(data_dir, ["server"], {"TERM": "xterm"})
     first = len(_pids(marker))
     with running_daemon(data_dir, {"TERM": "dumb"}) as daemon:
@@ -124,7 +108,7 @@ def test_a_planted_link_in_place_of_the_kept_file_is_left_alone_and_the_servers_
     data_dir: Path, tmp_path: Path
 ) -> None:
     marker, target = tmp_path / "pids", tmp_path / "elsewhere.json"
-    _store(data_dir, {"server": _marked(marker)})
+    store_servers(data_dir, {"server": marked_fixture_config(marker)})
     target.write_text("{}")
     (data_dir / "launches.json").symlink_to(target)
     before = len(_pids(marker))
