@@ -27,6 +27,7 @@ from mcp_runtime.session.stdio import StdioTransport
 from mcp_runtime.session.transport import StderrTail, secret_values
 from protocol.config import McpServerConfig, StdioServerConfig
 from protocol.jsonrpc import AppError
+from protocol.secrets import is_secret_name
 
 log = structlog.get_logger("mcp_runtime.early")
 
@@ -107,9 +108,12 @@ async def _start(
 
 
 def _keepable(config: StdioServerConfig) -> bool:
-    """Whether its launch holds nothing a file may not: no variable of the daemon's passed on, and no ``env``
-    value where secrets belong in the OS keychain (a file store's ``mcps.json`` records them anyway)."""
-    return not config.env_vars and (not config.env or secret_store_info()["kind"] != "keychain")
+    """Whether its launch holds nothing a file may not: no variable of the daemon's passed on, no secret-named
+    ``env`` value (secrets rest in the secret store alone), and no ``env`` value at all where secrets belong in
+    the OS keychain."""
+    if config.env_vars or any(is_secret_name(name) for name in config.env):
+        return False
+    return not config.env or secret_store_info()["kind"] != "keychain"
 
 
 def _planned_now(config: StdioServerConfig, env: Mapping[str, str], policy: ConfigPolicy) -> Planned | None:

@@ -116,3 +116,17 @@ def test_a_planted_link_in_place_of_the_kept_file_is_left_alone_and_the_servers_
     assert _launch(data_dir, ["server"]) == 0
     assert target.read_text() == "{}" and (data_dir / "launches.json").is_symlink()
     assert len(_pids(marker)) == before + 2
+
+
+def test_a_launch_with_a_secret_named_variable_is_not_kept_and_its_value_rests_in_the_store_alone(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    secret = "sk-kept-launch-0123456789"
+    store_servers(data_dir, {
+        "plain": marked_fixture_config(tmp_path / "plain.pids", env={"LOG_LEVEL": "debug"}),
+        "keyed": marked_fixture_config(tmp_path / "keyed.pids", env={"API_KEY": secret}),
+    })  # fmt: skip
+    assert _launch(data_dir, ["plain", "keyed"]) == 0
+    kept = (data_dir / "launches.json").read_text()
+    assert "LOG_LEVEL" in kept and secret not in kept
+    assert _launch(data_dir, ["plain", "keyed"]) == 1  # the plain one alone started from what was kept
