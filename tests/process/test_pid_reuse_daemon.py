@@ -87,12 +87,26 @@ def test_a_double_forked_grandchild_comes_back_to_the_daemon_and_is_stopped_at_e
         born = {grandchild: started(grandchild)}
         os.kill(server, signal.SIGKILL)
         assert wait_gone([server]) == []
-        fields = stat(grandchild)
-        if fields is not None and fields[0] not in ("Z", "X") and int(fields[19]) == born[grandchild]:
+        fields = _adopted(grandchild, born[grandchild], daemon.process.pid)
+        if fields is not None:
             assert int(fields[1]) == daemon.process.pid, "the daemon is no child subreaper"
             assert int(fields[3]) != int(stat(daemon.process.pid)[3])  # type: ignore[index]  # another session
         assert daemon.close() == 0
     assert wait_gone(born) == []
+
+
+def _adopted(pid: int, born: int, daemon: int, timeout: float = 15.0) -> list[str] | None:
+    """``pid``'s fields once it is the daemon's child, or None when it went first (swept with its server). Its
+    first parent, the daemonizer's middle process, may still be exiting when the server dies: until then it is
+    that process's child, so the test waits for the kernel's re-parenting rather than reading it once."""
+    deadline = time.monotonic() + timeout
+    while True:
+        fields = stat(pid)
+        if fields is None or fields[0] in ("Z", "X") or int(fields[19]) != born:
+            return None
+        if int(fields[1]) == daemon or time.monotonic() >= deadline:
+            return fields
+        time.sleep(0.05)
 
 
 def test_a_frozen_server_is_woken_to_handle_its_stop_signal(data_dir: Path, tmp_path: Path) -> None:
