@@ -12,7 +12,10 @@ and a fresh ``CODEX_HOME``, runs offline, and is usable once ``mcpServerStatus/l
 tools. Codex is started as its native binary (what a desktop host runs), not through the npm launcher's Node.
 The first spawn is seen through a FIFO: in separate rounds each server's command is ``sh -c 'echo > FIFO; exec …'``
 and the time from writing ``initialized`` to the FIFO's first line is read with a blocking ``select``. Rounds take
-turns (daemon, Codex, per kind) and the figures are medians.
+turns (daemon, Codex, the floor, per kind) and the figures are medians. The floor is ``bench/usable_floor.py``, a
+bare Python process that imports the SDK's client and starts and initializes the same 8 servers, nothing else: a
+daemon built on the SDK cannot be usable sooner, so its ratio against Codex bounds the daemon's. Each Python side's
+own CPU time at usable is read from ``/proc`` (the daemon's is nearly all imports: see bench/README.md).
 Run: ``.venv/bin/python -m bench.peer [--rounds 7] [--json]``.
 """
 
@@ -33,7 +36,7 @@ from typing import Any
 
 from bench.pipe import ROOT, JsonPipe, daemon_command, encode
 from bench.tool_call import EVERYTHING
-from bench.usable import _slow_login_home
+from bench.usable import _slow_login_home, floor_round
 
 SERVERS = 8
 MINIMAL = [sys.executable, str(ROOT / "bench" / "minimal_server.py")]
@@ -97,8 +100,11 @@ class Fifo:
         os.close(self._fd)
 
 
-def daemon_round(data_dir: str, env: dict[str, str], fifo: Fifo | None) -> tuple[float, float | None]:
-    """(seconds from spawn until every server is ``ready``, ms from ``initialized`` to the first server process)."""
+def daemon_round(
+    data_dir: str, env: dict[str, str], fifo: Fifo | None, cpu: list[float] | None = None
+) -> tuple[float, float | None]:
+    """(seconds from spawn until every server is ``ready``, ms from ``initialized`` to the first server process);
+    ``cpu`` gets the daemon's CPU time when they are."""
     if fifo is not None:
         fifo.drain()
     started = time.perf_counter()
@@ -122,6 +128,8 @@ def daemon_round(data_dir: str, env: dict[str, str], fifo: Fifo | None) -> tuple
                 if params["status"] == "ready":
                     ready.add(params["name"])
         usable = time.perf_counter() - started
+        if cpu is not None:
+            cpu.append(pipe.cpu_seconds())
     return usable, spawned
 
 
@@ -156,6 +164,24 @@ def _median_ms(values: list[float | None]) -> float | None:
     return round(statistics.median(present), 1) if present else None
 
 
+def _turns(
+    kind: str, data_dir: str, env: dict[str, str], binary: Path | None, home: str, cpu: dict[str, list[float]]
+) -> list[tuple[str, Callable[[bool], float]]]:
+    """Each side's round for one kind: seconds to usable; a kept round also records the side's CPU time."""
+    argv = list(_servers(kind, None).values())
+
+    def daemon(kept: bool) -> float:
+        return daemon_round(data_dir, env, None, cpu["daemon"] if kept else None)[0]
+
+    def floor(kept: bool) -> float:
+        return floor_round(servers=argv, cpu=cpu["floor"] if kept else None)
+
+    turns: list[tuple[str, Callable[[bool], float]]] = [("daemon", daemon), ("floor", floor)]
+    if binary is not None:
+        turns.append(("codex", lambda kept: codex_round(binary, home, kind, None)[0]))
+    return turns
+
+
 def measure(rounds: int, spawn_rounds: int) -> dict[str, Any]:
     binary = codex_binary()
     report: dict[str, Any] = {"servers": SERVERS, "rounds": rounds, "codex": str(binary) if binary else None}
@@ -174,26 +200,30 @@ def measure(rounds: int, spawn_rounds: int) -> dict[str, Any]:
             for kind in KINDS:
                 plain = os.path.join(folder, f"{kind}-plain")
                 marked = os.path.join(folder, f"{kind}-marked")
-                turns: list[tuple[str, Callable[[], tuple[float, float | None]]]] = [
-                    ("daemon", lambda d=plain: daemon_round(d, env, None)),  # type: ignore[misc]
-                ]
-                if binary is not None:
-                    turns.append(("codex", lambda k=kind: codex_round(binary, home, k, None)))  # type: ignore[misc]
+                cpu: dict[str, list[float]] = {"daemon": [], "floor": []}
+                turns = _turns(kind, plain, env, binary, home, cpu)
                 for _, run in turns:
-                    run()  # warm the page cache for both sides
+                    run(False)  # warm the page cache for every side
                 samples: dict[str, list[float]] = {side: [] for side, _ in turns}
                 for _ in range(rounds):
                     for side, run in turns:
-                        samples[side].append(run()[0])
+                        samples[side].append(run(True))
                 spawns: dict[str, list[float | None]] = {"daemon": [], "codex": []}
                 for _ in range(spawn_rounds):
                     spawns["daemon"].append(daemon_round(marked, env, fifo)[1])
                     if binary is not None:
                         spawns["codex"].append(codex_round(binary, home, kind, fifo)[1])
-                row: dict[str, Any] = {"daemon_s": round(statistics.median(samples["daemon"]), 3)}
+                row: dict[str, Any] = {
+                    "daemon_s": round(statistics.median(samples["daemon"]), 3),
+                    "floor_s": round(statistics.median(samples["floor"]), 3),
+                    "daemon_cpu_s": round(statistics.median(cpu["daemon"]), 3),
+                    "floor_cpu_s": round(statistics.median(cpu["floor"]), 3),
+                }
+                row["daemon_over_floor"] = round(row["daemon_s"] / row["floor_s"], 2)
                 if binary is not None:
                     row["codex_s"] = round(statistics.median(samples["codex"]), 3)
                     row["ratio"] = round(row["daemon_s"] / row["codex_s"], 2)
+                    row["floor_ratio"] = round(row["floor_s"] / row["codex_s"], 2)
                 row["budget_ratio"] = BUDGETS[kind]
                 row["first_spawn_after_initialized_ms"] = _median_ms(spawns["daemon"])
                 row["codex_first_spawn_after_initialized_ms"] = _median_ms(spawns["codex"])
@@ -222,8 +252,17 @@ def main() -> None:
         if "codex_s" in row:
             codex = f"Codex {row['codex_s']} s   ratio {row['ratio']} (budget ≤ {row['budget_ratio']})"
         print(f"{SERVERS} x {kind}: spawn → usable   daemon {row['daemon_s']} s   {codex}")
-        print(f"  first server process after initialized: daemon {row['first_spawn_after_initialized_ms']} ms "
-              f"(budget ≤ {SPAWN_BUDGET_MS:g}), Codex {row['codex_first_spawn_after_initialized_ms']} ms")
+        floor = f"the bare SDK floor {row['floor_s']} s"
+        if "floor_ratio" in row:
+            floor += f" ({row['floor_ratio']} x Codex)"
+        print(
+            f"  {floor}; the daemon {row['daemon_over_floor']} x the floor; CPU at usable: daemon "
+            f"{row['daemon_cpu_s']} s, floor {row['floor_cpu_s']} s"
+        )
+        print(
+            f"  first server process after initialized: daemon {row['first_spawn_after_initialized_ms']} ms "
+            f"(budget ≤ {SPAWN_BUDGET_MS:g}), Codex {row['codex_first_spawn_after_initialized_ms']} ms"
+        )
 
 
 if __name__ == "__main__":

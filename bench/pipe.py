@@ -19,6 +19,12 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 INITIALIZE = {"clientInfo": {"name": "bench", "version": "0"}}
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a live process itself (not its children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
 def daemon_command(data_dir: str | Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "app_server", "--data-dir", str(data_dir), "--log-level", "warning", *args]
 
@@ -80,8 +86,7 @@ class JsonPipe:
 
     def cpu_seconds(self) -> float:
         """User + system CPU of the process itself (not its children)."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        return cpu_seconds(self.process.pid)
 
     def rss_mib(self) -> float:
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():

@@ -1,7 +1,10 @@
 """A day of conversations (SPEC §8 Scale): 50 threads x 4 stdio servers (npm server-everything), each used once,
 then quiet past their idle timeout: the PSS of the daemon and its children while every connection is awake, and
-once they all sleep (budget ≤ 400 MiB); and the first call to a sleeping server against that server's own spawn +
-initialize, made directly with the SDK in the same run (budget ≤ 1.1x), in interleaved rounds.
+once every thread's connection sleeps (budget ≤ 400 MiB; the servers' management connections, started when they
+are created, stay up as they do in an app); and the first call to a sleeping server against that server's own spawn +
+initialize, made directly with the SDK in the same run (budget ≤ 1.1x), in interleaved rounds; and the same for a
+server that gives its catalog a TTL (SPEC §16: the fixture ``fresh_catalog.py``, whose lists say they stay fresh
+for ten minutes), where the woken call is owed no catalog read.
 Run: ``.venv/bin/python -m bench.quiet [--threads 50] [--servers 4] [--wakes 7] [--json]``.
 """
 
@@ -10,17 +13,19 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
-from bench.pipe import JsonPipe, daemon_command
+from bench.pipe import ROOT, JsonPipe, daemon_command
 from bench.tool_call import EVERYTHING
 
 PSS_BUDGET_MIB = 400
+FIXTURES = ROOT / "scripts" / "smoke" / "fixtures"
 WAKE_BUDGET = 1.1
 IDLE_MS = 1000
 PROTOCOL: dict[str, Any] = {}
@@ -57,8 +62,8 @@ def _pss_mib(pids: list[int]) -> float:
     return total / 1024
 
 
-def _call(thread_id: str, server: str, request_id: str) -> bytes:
-    params = {"threadId": thread_id, "server": server, "tool": "echo", "arguments": {"message": "once"}}
+def _call(thread_id: str, server: str, request_id: str, arguments: dict[str, Any] | None = None) -> bytes:
+    params = {"threadId": thread_id, "server": server, "tool": "echo", "arguments": arguments or {"message": "once"}}
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "mcpServer/tool/call", "params": params}).encode()
 
 
@@ -87,11 +92,17 @@ def conversations(threads: int, servers: int, idle_ms: int) -> tuple[float, floa
     for name in names:
         config = {"command": EVERYTHING[0], "args": EVERYTHING[1:], "idleTimeoutMs": idle_ms, **PROTOCOL}
         pipe.request(name, "mcpServer/create", {"name": name, "config": config})
+    resting = 2 + servers  # the daemon, its child watcher, and each server's management connection (never idle)
+    deadline = time.monotonic() + 60
+    while len(_family(pipe.process.pid)) < resting:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the servers' management connections never started")
+        time.sleep(0.1)
     ids = [pipe.request(f"t{i}", "thread/start", {"servers": names})["thread"]["id"] for i in range(threads)]
     _use_once(pipe, ids, names)
     awake = _pss_mib(_family(pipe.process.pid))
     deadline = time.monotonic() + 120
-    while len(_family(pipe.process.pid)) > 2:  # the daemon and its child watcher
+    while len(_family(pipe.process.pid)) > resting:
         if time.monotonic() > deadline:
             raise RuntimeError("the servers never went quiet")
         time.sleep(0.2)
@@ -99,35 +110,66 @@ def conversations(threads: int, servers: int, idle_ms: int) -> tuple[float, floa
     return awake, quiet, pipe, ids
 
 
-async def _direct_start() -> float:
+async def _direct_start(argv: list[str], mode: Literal["auto", "legacy"]) -> float:
     """The server's own spawn + initialize, through the SDK alone."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     started = time.perf_counter()
-    params = StdioServerParameters(command=EVERYTHING[0], args=EVERYTHING[1:])
-    async with Client(stdio_client(params), mode="legacy", read_timeout_seconds=60):
+    params = StdioServerParameters(command=argv[0], args=argv[1:])
+    async with Client(stdio_client(params), mode=mode, read_timeout_seconds=60):
         return time.perf_counter() - started
 
 
-def wakes(pipe: JsonPipe, thread_id: str, rounds: int) -> tuple[float, float]:
-    """(median first call to the sleeping ``ev0`` of ``thread_id``, median direct spawn + initialize), taking turns."""
+def wakes(
+    pipe: JsonPipe,
+    thread_id: str,
+    rounds: int,
+    server: str = "ev0",
+    argv: list[str] = EVERYTHING,
+    mode: Literal["auto", "legacy"] = "legacy",
+    arguments: dict[str, Any] | None = None,
+) -> tuple[float, float]:
+    """(median first call to the sleeping ``server`` of ``thread_id``, median direct spawn + initialize of ``argv``
+    in the SDK's ``mode``, the one the daemon speaks with it), taking turns."""
     woken, direct = [], []
     for i in range(rounds):
         deadline = time.monotonic() + 60
         while True:
-            rows = pipe.request(f"status-{i}", "mcpServerStatus/list", {"threadId": thread_id, "serverName": "ev0"})
+            rows = pipe.request(f"status-{i}", "mcpServerStatus/list", {"threadId": thread_id, "serverName": server})
             if rows["data"][0]["runtimeStatus"] == "idle":
                 break
             if time.monotonic() > deadline:
-                raise RuntimeError("ev0 never went to sleep")
+                raise RuntimeError(f"{server} never went to sleep")
             time.sleep(0.1)
         started = time.perf_counter()
-        pipe.write(_call(thread_id, "ev0", f"wake-{i}") + b"\n")
-        pipe.response(f"wake-{i}")
+        pipe.write(_call(thread_id, server, f"wake-{i}", arguments) + b"\n")
+        answer = pipe.response(f"wake-{i}")
         woken.append(time.perf_counter() - started)
-        direct.append(anyio.run(_direct_start))
+        if "error" in answer:
+            raise RuntimeError(f"the woken call failed: {answer['error']}")
+        direct.append(anyio.run(_direct_start, argv, mode))
     return statistics.median(woken), statistics.median(direct)
+
+
+def fresh_wakes(rounds: int) -> tuple[float, float]:
+    """``wakes`` for one thread's server whose catalog stays fresh for ten minutes (its own daemon)."""
+    with tempfile.TemporaryDirectory() as folder:
+        log = str(Path(folder) / "lists.log")
+        argv = [sys.executable, str(FIXTURES / "fresh_catalog.py"), log, "600000", "private"]
+        config = {"command": argv[0], "args": argv[1:], "idleTimeoutMs": IDLE_MS}
+        with JsonPipe(daemon_command(Path(folder) / "data")) as pipe:
+            pipe.initialize()
+            thread_id = pipe.request("thread", "thread/start", {"mcpServers": {"fc": config}})["thread"]["id"]
+            arguments = {"text": "once"}
+            pipe.write(_call(thread_id, "fc", "first", arguments) + b"\n")
+            if "error" in pipe.response("first"):
+                raise RuntimeError("the fresh-catalog server's first call failed")
+            woken = wakes(pipe, thread_id, rounds, "fc", argv, "auto", arguments)
+        listed = [line for line in Path(log).read_text().splitlines() if line.endswith(" tools/list")]
+        if len(listed) != 1:  # each direct start lists nothing; every woken connection within the TTL neither
+            raise RuntimeError(f"the catalog was read {len(listed)} times, not once")
+        return woken
 
 
 def measure(threads: int, servers: int, rounds: int) -> dict[str, Any]:
@@ -136,6 +178,7 @@ def measure(threads: int, servers: int, rounds: int) -> dict[str, Any]:
         woken, direct = wakes(pipe, ids[0], rounds)
     finally:
         pipe.close()
+    fresh_woken, fresh_direct = fresh_wakes(rounds)
     return {
         "threads": threads,
         "servers": servers,
@@ -146,6 +189,9 @@ def measure(threads: int, servers: int, rounds: int) -> dict[str, Any]:
         "direct_start_ms": round(direct * 1000, 1),
         "wake_ratio": round(woken / direct, 2),
         "wake_budget_ratio": WAKE_BUDGET,
+        "fresh_wake_call_ms": round(fresh_woken * 1000, 1),
+        "fresh_direct_start_ms": round(fresh_direct * 1000, 1),
+        "fresh_wake_ratio": round(fresh_woken / fresh_direct, 2),
     }
 
 
@@ -164,6 +210,9 @@ def main() -> None:
           f"quiet {report['quiet_pss_mib']} MiB (budget ≤ {PSS_BUDGET_MIB})")
     print(f"first call to a sleeping server {report['wake_call_ms']} ms, its own spawn + initialize "
           f"{report['direct_start_ms']} ms, ratio {report['wake_ratio']} (budget ≤ {WAKE_BUDGET})")
+    print(f"the same with catalog TTLs (fresh_catalog.py): {report['fresh_wake_call_ms']} ms, its own spawn + "
+          f"initialize {report['fresh_direct_start_ms']} ms, ratio {report['fresh_wake_ratio']} "
+          f"(budget ≤ {WAKE_BUDGET})")
 
 
 if __name__ == "__main__":

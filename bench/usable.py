@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.pipe import ROOT, JsonPipe, daemon_command, encode
+from bench.pipe import ROOT, JsonPipe, cpu_seconds, daemon_command, encode
 from bench.tool_call import EVERYTHING
 
 BUDGET = 1.3
@@ -77,9 +77,15 @@ def daemon_round(data_dir: str, env: dict[str, str], *args: str) -> tuple[float,
     return usable, listed
 
 
-def floor_round(items: list[list[str]] | None = None, env: dict[str, str] | None = None) -> float:
-    """``items``: the keychain item (service, user name) each server's secret is read from first, with keyring."""
-    argv = [[config["command"], *config["args"]] for config in _servers().values()]
+def floor_round(
+    items: list[list[str]] | None = None,
+    env: dict[str, str] | None = None,
+    servers: list[list[str]] | None = None,
+    cpu: list[float] | None = None,
+) -> float:
+    """``items``: the keychain item (service, user name) each server's secret is read from first, with keyring;
+    ``servers``: their argv (default: this bench's servers); ``cpu``: gets the process's CPU time when ready."""
+    argv = servers if servers is not None else [[config["command"], *config["args"]] for config in _servers().values()]
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "bench" / "usable_floor.py"), json.dumps(argv), json.dumps(items or [])],
@@ -90,6 +96,8 @@ def floor_round(items: list[list[str]] | None = None, env: dict[str, str] | None
     assert process.stdout is not None
     line = process.stdout.readline()
     elapsed = time.perf_counter() - started
+    if cpu is not None:
+        cpu.append(cpu_seconds(process.pid))
     process.kill()
     process.wait()
     if line.strip() != b"ready":
