@@ -89,6 +89,8 @@ class McpThreadRuntime(SlotOwner):
         self._urls = UrlElicitations(thread_id)
         self.tasks = BackgroundTasks(thread_id, spawner, archive)
         """Its background calls (SPEC §16)."""
+        self._sync_due = False
+        self._syncing = False
 
     # ------------------------------------------------------------- lifecycle
 
@@ -344,12 +346,30 @@ class McpThreadRuntime(SlotOwner):
                         server=server,
                     )
             if projected.entries:  # most results archive nothing: no worker-thread hop on the common path
-                archive = self._archive
-                stored = await anyio.to_thread.run_sync(archive.put_unless_full, self.thread_id, projected.entries)
+                put = functools.partial(self._archive.put_unless_full, sync=False)
+                stored = await anyio.to_thread.run_sync(put, self.thread_id, projected.entries)
                 if not stored:
                     log.warning("archive_full", server=server, tool=tool)
                     return tool_call_json(result, unarchived(result))
+                self._sync_archive_soon()
             return answer
+
+    def _sync_archive_soon(self) -> None:
+        """The entries answers refer to reach the disk in the background, one flush for all written meanwhile: a
+        call that waited for its own, holding its result, would let a burst of large results pile up in memory
+        while the disk is slow."""
+        self._sync_due = True
+        if not self._syncing:
+            self._syncing = True
+            self._spawner.spawn(self._sync_archive, name=f"archive-sync:{self.thread_id}")
+
+    async def _sync_archive(self) -> None:
+        try:
+            while self._sync_due:
+                self._sync_due = False
+                await anyio.to_thread.run_sync(self._archive.sync, self.thread_id)
+        finally:
+            self._syncing = False
 
     # ------------------------------------------------------------ elicitation
 

@@ -28,10 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import structlog
+
 from mcp_runtime.storage.safe_fs import O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 from protocol.encoding import compact
 from protocol.jsonrpc import AppError
 from protocol.thread import ContextReadResult
+
+log = structlog.get_logger("mcp_runtime.archive")
 
 ARCHIVE_CAP_BYTES = 256 * 1024 * 1024
 DATA_DIR_CAP_BYTES = 1024 * 1024 * 1024
@@ -147,6 +151,8 @@ class ThreadArchive:
         self._usage: dict[str, tuple[str, int]] | None = None
         """Per thread: its newest ref and its bytes on disk; read from disk at the first write, then kept."""
         self._usage_guard = threading.Lock()
+        self._unsynced: dict[str, set[str]] = {}
+        """Per thread: entries written by ``put(sync=False)`` whose bytes :meth:`sync` has not yet forced to disk."""
 
     # ------------------------------------------------------------------ refs
 
@@ -209,20 +215,24 @@ class ThreadArchive:
 
     # ----------------------------------------------------------------- write
 
-    def put_unless_full(self, thread_id: str, entries: Sequence[tuple[Stored, bytes]]) -> bool:
+    def put_unless_full(self, thread_id: str, entries: Sequence[tuple[Stored, bytes]], *, sync: bool = True) -> bool:
         """:meth:`put`, or False when the disk is full. Decided here, in the worker thread, so no exception carries
         a traceback (and with it the result's bytes) back to the loop, where it would outlive the call."""
         try:
-            self.put(thread_id, entries)
+            self.put(thread_id, entries, sync=sync)
         except OSError as exc:
             if exc.errno not in STORAGE_FULL:
                 raise
             return False
         return True
 
-    def put(self, thread_id: str, entries: Sequence[tuple[Stored, bytes]]) -> None:
+    def put(self, thread_id: str, entries: Sequence[tuple[Stored, bytes]], *, sync: bool = True) -> None:
         """Store ``entries`` durably, then drop the thread's oldest other entries until its cap holds, then other
-        threads' archives until the data dir's cap holds."""
+        threads' archives until the data dir's cap holds.
+
+        ``sync=False``: each entry is still whole or absent for any reader and for a killed daemon (written, then
+        renamed), but forced to disk only by the next :meth:`sync` of the thread: a call does not wait, holding its
+        result, for flushes that under load take as long as every other write pending on the disk."""
         if not entries:
             return
         incoming = sum(len(data) + _HEADER_MAX for _, data in entries)
@@ -236,16 +246,45 @@ class ThreadArchive:
                 written: list[str] = []
                 try:
                     for meta, data in entries:
-                        self._write(folder, meta, data)
+                        self._write(folder, meta, data, sync)
                         written.append(meta.ref)
-                    os.fsync(folder)
+                    if sync:
+                        os.fsync(folder)
                 except OSError:  # a full disk: no half of a result stays behind, taking space
                     for ref in written:
                         with contextlib.suppress(OSError):
                             os.unlink(ref, dir_fd=folder)
                     raise
-                kept = self._enforce_cap(folder, {meta.ref for meta, _ in entries})
+                if not sync:
+                    self._unsynced.setdefault(thread_id, set()).update(written)
+                kept = self._enforce_cap(folder, {meta.ref for meta, _ in entries}, sync)
             self._enforce_data_dir_cap(thread_id, kept)
+
+    def sync(self, thread_id: str) -> None:
+        """Force the thread's entries written with ``sync=False`` to disk, and its folder: one flush for every entry
+        written since the last. An entry evicted meanwhile is passed over; a failure is logged, and the entries wait
+        for the next sync."""
+        with self._lock(thread_id):
+            pending = self._unsynced.pop(thread_id, set())
+            if not pending:
+                return
+            try:
+                with self._folder(thread_id, create=False) as folder:
+                    if folder is None:
+                        return
+                    for ref in pending:
+                        try:
+                            fd = os.open(ref, os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK, dir_fd=folder)
+                        except FileNotFoundError:
+                            continue
+                        try:
+                            os.fsync(fd)
+                        finally:
+                            os.close(fd)
+                    os.fsync(folder)
+            except OSError as exc:
+                self._unsynced.setdefault(thread_id, set()).update(pending)
+                log.warning("archive_sync_failed", thread_id=thread_id, cause=exc.strerror or str(exc))
 
     def drop(self, thread_id: str, refs: Sequence[str]) -> None:
         """Remove these entries of a thread's archive (a background task's result past its TTL); refs already gone
@@ -261,7 +300,7 @@ class ThreadArchive:
             self._enforce_data_dir_cap(thread_id, left)
 
     @staticmethod
-    def _write(folder: int, meta: Stored, data: bytes) -> None:
+    def _write(folder: int, meta: Stored, data: bytes, sync: bool) -> None:
         header = {"kind": meta.kind, "mimeType": meta.mime_type, "bytes": meta.bytes, "sha256": meta.sha256}
         temp = f"{_TEMP_PREFIX}{meta.ref}"
         # The one place an archive file is created: never through a symlink, never readable by others.
@@ -271,7 +310,8 @@ class ThreadArchive:
                 handle.write(compact(header) + b"\n")
                 handle.write(data)
                 handle.flush()
-                os.fsync(handle.fileno())
+                if sync:
+                    os.fsync(handle.fileno())
             os.rename(temp, meta.ref, src_dir_fd=folder, dst_dir_fd=folder)
         except BaseException:
             try:
@@ -280,8 +320,9 @@ class ThreadArchive:
                 pass
             raise
 
-    def _enforce_cap(self, folder: int, keep: set[str]) -> list[tuple[str, int]]:
-        """Drop the oldest entries (not ``keep``) until the thread's cap holds; the entries left."""
+    def _enforce_cap(self, folder: int, keep: set[str], sync: bool) -> list[tuple[str, int]]:
+        """Drop the oldest entries (not ``keep``) until the thread's cap holds; the entries left (the removals are
+        forced to disk at once with ``sync``, else by the next :meth:`sync`)."""
         entries = _own_entries(folder)
         total = sum(size for _, size in entries)
         left = []
@@ -292,7 +333,7 @@ class ThreadArchive:
                 dropped = True
             else:
                 left.append((name, size))
-        if dropped:
+        if dropped and sync:
             os.fsync(folder)
         return left
 
