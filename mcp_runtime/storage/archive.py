@@ -136,6 +136,9 @@ class ThreadArchive:
     Each thread's archive is capped: after a write its oldest entries are dropped until it fits (refs sort by
     creation time, so "oldest" is a name order). All archives together are capped too: past that, the archives
     written to longest ago are removed whole, an archived thread's like any other.
+
+    Large because every path into the folders goes through it: the safe opening, the two caps, the writes with
+    their flush, and the reads must share one lock per thread and one view of what each archive holds.
     """
 
     def __init__(
