@@ -18,6 +18,7 @@ import anyio
 import structlog
 
 from mcp_runtime.events import EventSink
+from mcp_runtime.oauth import needs_login
 from mcp_runtime.secrets.configs import revealed
 from mcp_runtime.session import requests as _requests
 from mcp_runtime.session.connect import handshake, is_modern, open_client
@@ -162,9 +163,11 @@ class SessionSlot:
                 await self._task.wait()
 
     def lose(self, error: AppError) -> None:
-        """Record the session as lost (the first cause wins) and let the supervisor tear it down; the state says
-        so at once, so no status row shows a healthy server while its teardown runs."""
-        if self._lost_error is None:
+        """Record the session as lost and let the supervisor tear it down; the state says so at once, so no status
+        row shows a healthy server while its teardown runs. The first cause wins, but a stored login that stopped
+        working outranks one recorded before it: a refused refresh breaks the request that asked for it, and that
+        session's end may be recorded first, while only a login can help."""
+        if self._lost_error is None or (needs_login(error.reason) and not needs_login(self._lost_error.reason)):
             self._lost_error = error
             if self._ready.is_set() and not self._stopping:
                 self._state = lost_state(self._state, error, self._state.stderr_tail)

@@ -112,7 +112,8 @@ def ended_state(
 
     Before ready, a stop is ``cancelled`` and anything else the start's typed failure. After ready, a stop is
     a quiet ``notStarted``; anything else is a loss, its first recorded cause preferred unless the session
-    itself reported ``connectionLost`` under a generic cause.
+    itself reported ``connectionLost`` under a generic cause (a stored login that stopped working is never
+    generic: only a login helps).
     """
     if not ready:
         if stopping:
@@ -124,6 +125,7 @@ def ended_state(
     if stopping and lost is None:
         return replace(state, status="notStarted", stderr_tail=tail), None, None
     loss = lost or error or AppError("connectionLost", "the connection to the server closed")
-    if loss.reason != "connectionLost" and error is not None and error.reason == "connectionLost":
-        loss = error
+    if loss.reason != "connectionLost" and not needs_login(loss.reason) and error is not None:
+        if error.reason == "connectionLost":
+            loss = error
     return lost_state(state, loss, tail), None, loss

@@ -211,6 +211,25 @@ async def test_http_unreachable_is_startup_failed() -> None:
     assert time.monotonic() - started < 8
 
 
+async def test_a_login_that_stopped_working_outranks_the_loss_recorded_before_it() -> None:
+    """A refused refresh breaks the request that asked for it, so the session's end can be recorded first (seen in
+    CI: ``connectionLost``, then the login's refusal): the row must say a login is needed, since only a login helps,
+    not ``failed``; a later generic loss does not take that back."""
+    ended = anyio.Event()
+    connection = new_slot("fx", stdio(), env=dict(os.environ), sink=Sink(), on_lost=lambda _slot: ended.set())
+    assert (await connection.start()).status == "connected"
+    connection.lose(AppError("connectionLost", "the connection to the server closed"))
+    with anyio.fail_after(10):
+        await ended.wait()
+    assert connection.state.status == "failed"
+    connection.lose(AppError("reauthenticationRequired", "the stored OAuth token could not be refreshed"))
+    connection.lose(AppError("connectionLost", "the connection to the server closed"))
+    state = connection.state
+    assert state.status == "authenticationRequired"
+    assert state.last_error is not None and state.last_error.reason == "reauthenticationRequired"
+    await connection.close()
+
+
 async def test_crash_at_start_reports_stderr_tail() -> None:
     started = time.monotonic()
     error = await start_error(script_config("crash_at_start.py", startupTimeoutMs=20_000))
