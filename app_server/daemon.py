@@ -19,6 +19,10 @@ from app_server.process.shutdown import CLOSE_S
 from app_server.wire.connection import ClientConnection, next_server_request_id
 from protocol.jsonrpc import AppError
 
+AUTOSTART_SETTLE_S = 2.0
+"""How long start-up's remaining loading waits for autostart's sessions: a server still starting by then is waiting
+on itself (a slow command, a cold package cache), and the collector stays paused until that loading is done."""
+
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
@@ -76,6 +80,7 @@ class Daemon:
         self._autostart: list[str] = []
         """The servers the first initialized client's store had enabled, being started in the background."""
         self._autostart_loaded = anyio.Event()
+        self._autostart_settled = anyio.Event()
         self._closed: anyio.Event | None = None
 
     async def __aenter__(self) -> Self:
@@ -225,6 +230,7 @@ class Daemon:
             enabled = []
         if not enabled:
             self._autostart_loaded.set()
+            self._autostart_settled.set()
             from mcp_runtime import discard_kept
 
             self.spawner.spawn(discard_kept, name="kept-launches-discard")
@@ -237,10 +243,10 @@ class Daemon:
 
     async def _start_enabled(self, configs: dict[str, McpServerConfig], store: tuple[str, str | None]) -> None:
         """Autostart: the stdio servers' children at once (they need no SDK); once the host has its first answer,
-        what a session needs (the owners, the SDK) loaded off the loop, then every session at once, attaching to
-        its child (a command is looked up on the login shell's ``PATH`` kept from the last launch); once they are
-        done, this launch's read of the login shell, which no longer competes with them."""
-        from mcp_runtime import children_started, load_owners, load_thread_owner, refresh_login_path
+        what a session needs (the SDK, the management owner) loaded off the loop, then every session at once,
+        attaching to its child (a command is looked up on the login shell's ``PATH`` kept from the last launch);
+        once they are done, this launch's read of the login shell, which no longer competes with them."""
+        from mcp_runtime import children_started, load_owners, refresh_login_path
 
         async with children_started(configs, self.env, self.settings.policy, store):
             try:
@@ -248,9 +254,10 @@ class Daemon:
                 await load_owners()
             finally:
                 self._autostart_loaded.set()
-            async with anyio.create_task_group() as starting:
-                starting.start_soon(load_thread_owner)  # off autostart's path, while its sessions start
+            try:
                 await self.manager.start_enabled(list(configs))
+            finally:
+                self._autostart_settled.set()
         if any(config.type == "stdio" for config in configs.values()):
             await refresh_login_path(self.settings.policy)
 
@@ -284,6 +291,20 @@ class Daemon:
         """Until autostart has loaded what its starts need; at once when no autostart is under way."""
         if self._initialized:
             await self._autostart_loaded.wait()
+
+    @property
+    def autostarting(self) -> bool:
+        """Whether the first initialized client's store had servers to start (the SDK is loaded for them)."""
+        return bool(self._autostart)
+
+    async def autostart_settled(self) -> None:
+        """Until autostart's sessions are ready or failed, or have had ``AUTOSTART_SETTLE_S``: what start-up loads
+        after them (a thread's owner, the handler modules) would take the one interpreter from their handshakes.
+        At once when no autostart is under way."""
+        await self.runtime_loaded()
+        if self._initialized:
+            with anyio.move_on_after(AUTOSTART_SETTLE_S):
+                await self._autostart_settled.wait()
 
     async def config_changed(self, name: str) -> None:
         """A stored config changed: a running management connection is restarted with the new one."""

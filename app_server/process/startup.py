@@ -322,10 +322,10 @@ async def _stop_when_set(event: anyio.Event, stop: anyio.Event) -> None:
 
 async def _load(daemon: Daemon, announce: Callable[[], None]) -> None:
     """Start-up's background work: after the first answer, set up logging and ``announce`` the daemon; once the
-    servers being autostarted have loaded what they need, load in a worker thread (the loop keeps answering
-    meanwhile) every handler module, so no later first request of a method stalls the loop with imports; then
-    freeze what was loaded (``memory``) and give the GIL its default switch interval back. No server start waits
-    for this."""
+    servers being autostarted are ready (``Daemon.autostart_settled``), load off the loop (it keeps answering
+    meanwhile) a thread's owner when they were, then every handler module, so no later first request of a method
+    stalls the loop with imports; then freeze what was loaded (``memory``) and give the GIL its default switch
+    interval back. No server start waits for this."""
     import anyio
 
     from app_server.process.logs import configure, get_logger
@@ -335,7 +335,11 @@ async def _load(daemon: Daemon, announce: Callable[[], None]) -> None:
     announce()
     try:
         sys.setswitchinterval(SWITCH_INTERVAL_S)
-        await daemon.runtime_loaded()  # servers being autostarted load what they need first
+        await daemon.autostart_settled()  # autostart's sessions first: every server usable sooner
+        if daemon.autostarting:
+            from mcp_runtime import load_thread_owner
+
+            await load_thread_owner()
         await anyio.to_thread.run_sync(_load_handlers)
     finally:  # even when a load failed (the Spawner reports it): the collector runs again
         sys.setswitchinterval(_DEFAULT_SWITCH_INTERVAL_S)

@@ -14,7 +14,7 @@ def _import_management() -> None:
 
 async def load_owners() -> None:
     """What autostart's sessions need, in the order they need it: the SDK's client side, then the management owner
-    (a thread's owner is not on that path: it loads with the handlers, after autostart's sessions have begun); at
+    (a thread's owner is not on that path: it loads with the handlers, once autostart's sessions are ready); at
     once when they are loaded already."""
     await load_sdk()
     await anyio.to_thread.run_sync(serially, _import_management)
