@@ -174,4 +174,4 @@ def test_a_stop_that_hangs_still_ends_the_process_with_its_stacks_and_children_g
     first, *rest = done.stderr.splitlines()
     assert json.loads(first)["event"] == "stop_overran"
     assert any("hang_here_forever" in line for line in rest), done.stderr
-    assert _gone(int(done.stdout.split()[0]))
+    assert _wait_gone(int(done.stdout.split()[0]), timeout=5), "the child handed to the last resort outlived it"
