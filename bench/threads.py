@@ -27,8 +27,14 @@ def _make_threads(data_dir: str, count: int) -> None:
             while sent < count and sent - answered < WINDOW:
                 pipe.write(encode(sent, "thread/start", {"name": f"t{sent}", "strictMcpConfig": True}))
                 sent += 1
-            pipe.response(answered)
-            answered += 1
+            message = json.loads(pipe.stdout.readline() or b"null")
+            if message is None:
+                raise RuntimeError("the daemon exited")
+            if "id" not in message or "method" in message:
+                continue
+            if "error" in message:
+                raise RuntimeError(f"thread/start failed: {message['error']}")
+            answered += 1  # answers come in any order: the window counts them, not their ids
 
 
 def measure(threads: int, calls: int, limit: int) -> dict[str, Any]:

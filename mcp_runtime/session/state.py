@@ -125,7 +125,7 @@ def ended_state(
     if stopping and lost is None:
         return replace(state, status="notStarted", stderr_tail=tail), None, None
     loss = lost or error or AppError("connectionLost", "the connection to the server closed")
-    if loss.reason != "connectionLost" and not needs_login(loss.reason) and error is not None:
-        if error.reason == "connectionLost":
-            loss = error
+    generic = loss.reason != "connectionLost" and not needs_login(loss.reason)
+    if generic and error is not None and error.reason == "connectionLost":
+        loss = error
     return lost_state(state, loss, tail), None, loss
